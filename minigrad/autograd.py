@@ -1,0 +1,321 @@
+"""Reverse-mode automatic differentiation.
+
+One differentiable op is one `Function` subclass: `forward` computes on backend arrays,
+`backward` returns one gradient per input, written with minigrad Tensor ops. The backward
+pass runs under `no_grad` (nothing is recorded, each op is a thin wrapper) unless
+`create_graph=True`, in which case it is recorded like any forward pass and can itself be
+differentiated (gradients of gradients).
+"""
+
+import traceback
+import weakref
+
+from .errors import AnomalyError, DeviceError, DTypeError, GraphError, ShapeError
+
+
+class _GradMode:
+    """Global switches read on every op (a class attribute lookup is the cheapest read)."""
+
+    enabled = True
+    anomaly = False
+
+
+def is_grad_enabled():
+    return _GradMode.enabled
+
+
+class _GradModeContext:
+    """Base of `no_grad` / `enable_grad`: a context manager that is also a decorator."""
+
+    mode = True
+
+    def __enter__(self):
+        self.previous = _GradMode.enabled
+        _GradMode.enabled = self.mode
+
+    def __exit__(self, *exc):
+        _GradMode.enabled = self.previous
+        return False
+
+    def __call__(self, function):
+        def wrapper(*args, **kwargs):
+            with type(self)():
+                return function(*args, **kwargs)
+
+        wrapper.__name__ = function.__name__
+        wrapper.__doc__ = function.__doc__
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Record nothing inside this block: no graph, no saved arrays (inference, updates)."""
+
+    mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Record the graph inside this block even within `no_grad`."""
+
+    mode = True
+
+
+class detect_anomaly:
+    """Inside this block, the first op whose forward or backward makes a NaN/Inf raises
+    `AnomalyError`, naming the op and the line of user code that created it."""
+
+    def __enter__(self):
+        self.previous = _GradMode.anomaly
+        _GradMode.anomaly = True
+
+    def __exit__(self, *exc):
+        _GradMode.anomaly = self.previous
+        return False
+
+
+def _where_created():
+    """The innermost stack frame outside minigrad: where the user called the op."""
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        if "/minigrad/" not in frame.filename.replace("\\", "/"):
+            return f"{frame.filename}:{frame.lineno} ({frame.line})"
+    return "unknown location"
+
+
+def _all_finite(xp, array):
+    return array.dtype.kind != "f" or bool(xp.isfinite(array).all())
+
+
+class Function:
+    """One differentiable op.
+
+    Subclasses define:
+      forward(self, *arrays, **params) -> array   computes with `self.xp`; keeps on `self`
+                                                   only what backward needs
+      backward(self, grad) -> tuple               one Tensor (or None) per input, each of its
+                                                   input's shape; inputs are `self.inputs`
+    Class attributes: `name` (shown in errors, the registry and graphs), `float_only`
+    (inputs must be floating point), `needs_output` (backward reads `self.output()`).
+    """
+
+    name = "function"
+    float_only = False
+    needs_output = False
+    creates_nonfinite = False  # True where a NaN/Inf in the output can be intended (masked_fill)
+    released = False
+
+    @classmethod
+    def apply(cls, *inputs, **params):
+        """Run forward on the inputs' arrays and, when grad mode needs it, record the graph."""
+        backend = inputs[0].backend
+        for tensor in inputs:
+            if tensor.backend is not backend:
+                raise DeviceError(
+                    f"{cls.name}: inputs are on different devices "
+                    f"({', '.join(t.device for t in inputs)}); move them with .to(device) first"
+                )
+            if cls.float_only and tensor.data.dtype.kind != "f":
+                raise DTypeError(
+                    f"{cls.name}: needs floating-point inputs, got {tensor.dtype} "
+                    f"with shape {tensor.shape}; convert with .astype('float32')"
+                )
+        fn = cls.__new__(cls)
+        fn.xp = backend.xp
+        fn.backend = backend
+        data = fn.forward(*[t.data for t in inputs], **params)
+        if _GradMode.enabled and any(t.requires_grad for t in inputs):
+            fn.inputs = inputs
+            out = Tensor._make(data, backend, True, fn)
+            if cls.needs_output:
+                fn.output = weakref.ref(out)
+        else:
+            out = Tensor._make(data, backend)
+        if _GradMode.anomaly:
+            fn.created_at = _where_created()
+            if not cls.creates_nonfinite and not _all_finite(fn.xp, data) and all(
+                _all_finite(fn.xp, t.data) for t in inputs
+            ):
+                raise AnomalyError(
+                    f"{cls.name}: forward produced NaN/Inf from finite inputs of shapes "
+                    f"{[t.shape for t in inputs]}; op created at {fn.created_at}"
+                )
+        return out
+
+    def forward(self, *arrays, **params):
+        raise NotImplementedError
+
+    def backward(self, grad):
+        raise NotImplementedError
+
+    def saved(self, arrays, recompute):
+        """Values forward kept (an array or a tuple of arrays), as Tensors for backward: the kept
+        arrays when backward is not recorded (fast), recomputed from the inputs with minigrad
+        ops when it is (so they are connected to the graph and can be differentiated again)."""
+        if _GradMode.enabled:
+            return recompute()
+        if isinstance(arrays, tuple):
+            return tuple(Tensor._make(a, self.backend) for a in arrays)
+        return Tensor._make(arrays, self.backend)
+
+    def constant(self, array):
+        """An array as a Tensor outside the graph (masks, counts)."""
+        return Tensor._make(array, self.backend)
+
+    def release(self):
+        """Drop everything backward needed; the graph above this op is freed."""
+        self.__dict__.clear()
+        self.released = True
+
+
+def _topological_order(roots):
+    """Tensors reachable from the roots through grad_fn, inputs before the ops using them.
+
+    Iterative depth-first search, so a chain of 100,000 ops needs no recursion."""
+    order, visited = [], set()
+    stack = [(root, False) for root in roots]
+    while stack:
+        tensor, expanded = stack.pop()
+        if expanded:
+            order.append(tensor)
+            continue
+        if id(tensor) in visited:
+            continue
+        visited.add(id(tensor))
+        stack.append((tensor, True))
+        fn = tensor.grad_fn
+        if fn is not None:
+            if fn.released:
+                raise GraphError(
+                    f"backward through a graph that was already freed (at op '{fn.name}'): "
+                    "call backward(retain_graph=True) the first time if you need to go "
+                    "backward through the same graph again"
+                )
+            for parent in fn.inputs:
+                if parent.requires_grad and id(parent) not in visited:
+                    stack.append((parent, False))
+    return order
+
+
+def _leading_to(order, targets):
+    """ids of the tensors in `order` through which a gradient can reach one of `targets`."""
+    useful = set(targets)
+    for tensor in order:
+        fn = tensor.grad_fn
+        if fn is not None and any(id(parent) in useful for parent in fn.inputs):
+            useful.add(id(tensor))
+    return useful
+
+
+def _check_root(root, gradient):
+    if not root.requires_grad:
+        raise GraphError(
+            f"backward: this tensor (shape {root.shape}) does not require grad; "
+            "it was computed from tensors without requires_grad=True, or under no_grad()"
+        )
+    if gradient is None:
+        if root.size != 1:
+            raise GraphError(
+                f"backward: the output has shape {root.shape}, not a single value; pass the "
+                "gradient of the loss with respect to it (backward(gradient)), or reduce it "
+                "first (e.g. .sum() or .mean())"
+            )
+        return Tensor._make(root.backend.xp.ones(root.shape, dtype=root.dtype), root.backend)
+    if not isinstance(gradient, Tensor):
+        gradient = Tensor(gradient, dtype=root.dtype, device=root.device)
+    if gradient.shape != root.shape:
+        raise ShapeError(
+            f"backward: gradient of shape {gradient.shape} for an output of shape {root.shape}"
+        )
+    return gradient
+
+
+def run_backward(roots, gradients, retain_graph=False, create_graph=False, inputs=None):
+    """The backward pass from `roots` (seeded with `gradients`).
+
+    With `inputs=None`, gradients accumulate into the `.grad` of every leaf (and of tensors
+    that `retain_grad()`); otherwise they are returned, one per input, and `.grad` is untouched.
+    """
+    seeds = [_check_root(root, g) for root, g in zip(roots, gradients)]
+    order = _topological_order(roots)
+    wanted = None if inputs is None else {id(t) for t in inputs}
+    useful = None if wanted is None else _leading_to(order, wanted)
+    grads, found = {}, {}
+    for root, seed in zip(roots, seeds):
+        previous = grads.get(id(root))
+        grads[id(root)] = seed if previous is None else previous + seed
+
+    previous_mode = _GradMode.enabled
+    _GradMode.enabled = create_graph
+    try:
+        for tensor in reversed(order):
+            grad = grads.pop(id(tensor), None)
+            if grad is None or (useful is not None and id(tensor) not in useful):
+                continue
+            if tensor._hooks:
+                for hook in list(tensor._hooks.values()):
+                    replaced = hook(grad)
+                    if replaced is not None:
+                        grad = replaced
+            if wanted is not None and id(tensor) in wanted:
+                found[id(tensor)] = grad
+            fn = tensor.grad_fn
+            if wanted is None and (fn is None or tensor._retains_grad):
+                tensor.grad = grad if tensor.grad is None else tensor.grad + grad
+            if fn is None:
+                continue
+            input_grads = fn.backward(grad)
+            for parent, parent_grad in zip(fn.inputs, input_grads):
+                if parent_grad is None or not parent.requires_grad:
+                    continue
+                if parent_grad.shape != parent.shape:
+                    raise ShapeError(
+                        f"{fn.name}: backward gave a gradient of shape {parent_grad.shape} for "
+                        f"an input of shape {parent.shape} (a bug in this op's backward)"
+                    )
+                if _GradMode.anomaly and not _all_finite(fn.xp, parent_grad.data):
+                    raise AnomalyError(
+                        f"{fn.name}: backward produced NaN/Inf in the gradient of an input of "
+                        f"shape {parent.shape}; op created at "
+                        f"{getattr(fn, 'created_at', 'unknown (enable anomaly mode earlier)')}"
+                    )
+                key = id(parent)
+                accumulated = grads.get(key)
+                grads[key] = parent_grad if accumulated is None else accumulated + parent_grad
+            if not retain_graph:
+                fn.release()
+    finally:
+        _GradMode.enabled = previous_mode
+    return found
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """Gradients of `outputs` with respect to `inputs`, returned as a tuple (`.grad` untouched).
+
+    As `torch.autograd.grad`: `grad_outputs` seeds non-scalar outputs; `create_graph=True`
+    records the backward pass so the result can be differentiated again."""
+    single_output = isinstance(outputs, Tensor)
+    outputs = [outputs] if single_output else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if retain_graph is None:
+        retain_graph = create_graph
+    for tensor in inputs:
+        if not tensor.requires_grad:
+            raise GraphError(f"grad: an input of shape {tensor.shape} does not require grad")
+    found = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs)
+    result = []
+    for tensor in inputs:
+        g = found.get(id(tensor))
+        if g is None:
+            if not allow_unused:
+                raise GraphError(
+                    f"grad: an input of shape {tensor.shape} is not used to compute the "
+                    "outputs; pass allow_unused=True to get None for it"
+                )
+        result.append(g)
+    return tuple(result)
+
+
+from .tensor import Tensor  # noqa: E402  (Tensor's methods call into this module)

@@ -1,0 +1,70 @@
+"""The CPU backend: NumPy arrays."""
+
+import numpy as np
+
+
+def sorted_segment_sum(xp, indices, values, size):
+    """Deterministic scatter-add: sort the indices, then sum each run of equal indices.
+
+    out[indices[i]] += values[i] for 1-D `indices` of length N and `values` of shape (N, ...).
+    The order of summation depends only on the inputs, never on threads.
+    """
+    out = xp.zeros((size,) + values.shape[1:], dtype=values.dtype)
+    if indices.size == 0:
+        return out
+    order = xp.argsort(indices, kind="stable")
+    sorted_indices = indices[order]
+    run_starts = xp.flatnonzero(
+        xp.concatenate([xp.ones(1, dtype=bool), sorted_indices[1:] != sorted_indices[:-1]])
+    )
+    out[sorted_indices[run_starts]] = xp.add.reduceat(values[order], run_starts, axis=0)
+    return out
+
+
+class NumpyGenerator:
+    """The CPU random generator: NumPy's PCG64, whose state is a JSON-serializable dict."""
+
+    def __init__(self, seed=None):
+        self.seed(seed)
+
+    def seed(self, seed):
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+
+    def state(self):
+        return self.rng.bit_generator.state
+
+    def set_state(self, state):
+        self.rng.bit_generator.state = state
+
+    def normal(self, shape, dtype):
+        return self.rng.standard_normal(shape, dtype=dtype)
+
+    def uniform(self, shape, dtype):
+        """Uniform in [0, 1)."""
+        return self.rng.random(shape, dtype=dtype)
+
+    def permutation(self, n):
+        return self.rng.permutation(n)
+
+
+class NumpyBackend:
+    """Arrays in host memory, computed by NumPy (and its BLAS for products)."""
+
+    name = "numpy"
+    device = "cpu"
+    xp = np
+
+    def __init__(self):
+        self.generator = NumpyGenerator()
+
+    def from_host(self, array):
+        return np.asarray(array)
+
+    def to_host(self, array):
+        return np.asarray(array)
+
+    def scatter_add(self, indices, values, size):
+        return sorted_segment_sum(np, indices, values, size)
+
+    def synchronize(self):
+        pass

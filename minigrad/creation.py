@@ -1,0 +1,86 @@
+"""Tensors made from nothing: zeros, ones, full, random draws, ranges, triangles."""
+
+import numpy as np
+
+from .backend import get_backend
+from .tensor import Tensor, get_default_dtype
+
+
+def _shape(shape):
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+def _make(array, backend, requires_grad):
+    tensor = Tensor._make(array, backend)
+    return tensor.requires_grad_() if requires_grad else tensor
+
+
+def full(shape, value, dtype=None, device=None, requires_grad=False):
+    backend = get_backend(device)
+    if dtype is None:
+        dtype = get_default_dtype() if isinstance(value, float) else np.result_type(value)
+    return _make(backend.xp.full(_shape((shape,)), value, dtype=dtype), backend, requires_grad)
+
+
+def zeros(*shape, dtype=None, device=None, requires_grad=False):
+    backend = get_backend(device)
+    array = backend.xp.zeros(_shape(shape), dtype=dtype or get_default_dtype())
+    return _make(array, backend, requires_grad)
+
+
+def ones(*shape, dtype=None, device=None, requires_grad=False):
+    backend = get_backend(device)
+    array = backend.xp.ones(_shape(shape), dtype=dtype or get_default_dtype())
+    return _make(array, backend, requires_grad)
+
+
+def zeros_like(x, dtype=None, requires_grad=False):
+    return zeros(x.shape, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
+
+
+def ones_like(x, dtype=None, requires_grad=False):
+    return ones(x.shape, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
+
+
+def randn(*shape, dtype=None, device=None, requires_grad=False):
+    """Standard normal draws from the device's seeded generator (`mg.manual_seed`)."""
+    backend = get_backend(device)
+    array = backend.generator.normal(_shape(shape), np.dtype(dtype or get_default_dtype()))
+    return _make(array, backend, requires_grad)
+
+
+def rand(*shape, dtype=None, device=None, requires_grad=False):
+    """Uniform draws in [0, 1) from the device's seeded generator."""
+    backend = get_backend(device)
+    array = backend.generator.uniform(_shape(shape), np.dtype(dtype or get_default_dtype()))
+    return _make(array, backend, requires_grad)
+
+
+def arange(start, stop=None, step=1, dtype=None, device=None):
+    """NumPy's arange: int64 for integer arguments, the default float dtype otherwise."""
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        integral = all(isinstance(v, int) for v in (start, stop, step))
+        dtype = np.int64 if integral else get_default_dtype()
+    backend = get_backend(device)
+    return Tensor._make(backend.xp.arange(start, stop, step, dtype=dtype), backend)
+
+
+def _triangle(x, k, upper):
+    xp = x.backend.xp
+    rows, cols = x.shape[-2:]
+    keep = xp.tri(rows, cols, k - 1 if upper else k, dtype=bool)
+    return x.masked_fill(keep if upper else ~keep, 0)
+
+
+def tril(x, k=0):
+    """x with the elements above the k-th diagonal set to 0 (differentiable)."""
+    return _triangle(x, k, upper=False)
+
+
+def triu(x, k=0):
+    """x with the elements below the k-th diagonal set to 0 (differentiable)."""
+    return _triangle(x, k, upper=True)

@@ -1,0 +1,130 @@
+"""minigrad.nn.functional: the fused neural-network ops, with PyTorch's names and arguments
+(differences are documented in CONVENTIONS: fully masked rows and all-ignored targets give
+zeros, never NaN)."""
+
+import numpy as np
+
+from ..errors import DeviceError, DTypeError, ShapeError
+from ..ops import nn as ops
+from ..ops.elementwise import mask_array, relu  # noqa: F401  (relu is part of this API)
+from ..tensor import Tensor
+
+
+def softmax(x, axis=-1, mask=None):
+    """Probabilities along `axis`; entries where `mask` is True get 0. A fully masked row is all
+    zeros, with zero gradient."""
+    return ops.Softmax.apply(x, axis=axis, mask=None if mask is None else mask_array(
+        "softmax", mask, x))
+
+
+def log_softmax(x, axis=-1):
+    return ops.LogSoftmax.apply(x, axis=axis)
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the trailing `normalized_shape` axes, then scale and shift."""
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) \
+        else tuple(normalized_shape)
+    if x.shape[x.ndim - len(normalized_shape):] != normalized_shape:
+        raise ShapeError(f"layer_norm: normalized_shape {normalized_shape} does not match the "
+                         f"last axes of an input of shape {x.shape}")
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and value.shape != normalized_shape:
+            raise ShapeError(f"layer_norm: {name} of shape {value.shape}, expected "
+                             f"{normalized_shape}")
+    affine = [t for t in (weight, bias) if t is not None]
+    return ops.LayerNorm.apply(x, *affine, n_axes=len(normalized_shape), eps=eps,
+                               has_weight=weight is not None, has_bias=bias is not None)
+
+
+def gelu(x, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return ops.Gelu.apply(x, approximate=approximate)
+
+
+def dropout(x, p=0.5, training=True):
+    """Inverted dropout drawn from the device's seeded generator; identity when not training."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    return ops.Dropout.apply(x, p=p)
+
+
+def _ids(name, ids, like):
+    array = ids.data if isinstance(ids, Tensor) else like.backend.xp.asarray(ids)
+    if array.dtype.kind not in "iu":
+        raise DTypeError(f"{name}: ids must be integers, got {array.dtype}; token ids are "
+                         "int64 (mg.tensor(ids, dtype='int64'))")
+    if isinstance(ids, Tensor) and ids.backend is not like.backend:
+        raise DeviceError(f"{name}: ids on {ids.device}, weight on {like.device}")
+    return array
+
+
+def embedding(ids, weight, padding_idx=None):
+    """weight[ids]: (..., ) int ids -> (..., dim); the padding row receives no gradient."""
+    array = _ids("embedding", ids, weight)
+    rows = weight.shape[0]
+    if array.size and (int(array.min()) < 0 or int(array.max()) >= rows):
+        raise IndexError(f"embedding: ids must be in [0, {rows}), got values in "
+                         f"[{int(array.min())}, {int(array.max())}]; is the vocabulary larger "
+                         "than the embedding table?")
+    return ops.Embedding.apply(weight, ids=array, padding_idx=padding_idx)
+
+
+def linear(x, weight, bias=None):
+    """x @ weight.T + bias, weight (out_features, in_features) as PyTorch."""
+    return ops.Linear.apply(x, weight, *(() if bias is None else (bias,)))
+
+
+def cross_entropy(logits, target, ignore_index=None, label_smoothing=0.0, reduction="mean"):
+    """Cross-entropy of logits (..., C) (class axis last) against int targets (...)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got "
+                         f"{reduction!r}")
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                         f"{label_smoothing}")
+    target_array = _ids("cross_entropy", target, logits)
+    if logits.shape[:-1] != target_array.shape:
+        raise ShapeError(f"cross_entropy: logits of shape {logits.shape} need targets of shape "
+                         f"{logits.shape[:-1]} (the class axis is last), got "
+                         f"{target_array.shape}")
+    classes = logits.shape[-1]
+    considered = target_array if ignore_index is None else target_array[
+        target_array != ignore_index]
+    if considered.size and (int(considered.min()) < 0 or int(considered.max()) >= classes):
+        raise IndexError(f"cross_entropy: targets must be in [0, {classes}) (or ignore_index), "
+                         f"got values in [{int(considered.min())}, {int(considered.max())}]")
+    return ops.CrossEntropy.apply(logits, target=target_array, ignore_index=ignore_index,
+                                  label_smoothing=label_smoothing, reduction=reduction)
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=False,
+                                 return_weights=False):
+    """softmax(q kᵀ/sqrt(d_k)) v with `mask` True = not attended (broadcast to (..., Lq, Lk)).
+
+    q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv); with
+    `return_weights=True` also the attention weights (..., Lq, Lk), detached."""
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ShapeError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} "
+                         "do not fit: q and k need the same last axis, k and v the same "
+                         "second-to-last axis (the key length)")
+    mask_data = None
+    if mask is not None:
+        mask_data = mask_array("scaled_dot_product_attention", mask, q)
+        scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2],
+                                                                          k.shape[-2])
+        try:
+            np.broadcast_shapes(scores_shape, mask_data.shape)
+        except ValueError:
+            raise ShapeError(f"scaled_dot_product_attention: a mask of shape "
+                             f"{mask_data.shape} does not broadcast to the scores' shape "
+                             f"{scores_shape} (batch, heads, q_len, k_len)") from None
+    out = ops.ScaledDotProductAttention.apply(q, k, v, mask=mask_data,
+                                              dropout_p=dropout_p if training else 0.0)
+    if return_weights:
+        weights = ops.attention_weights(q.backend.xp, q.data, k.data, mask_data)
+        return out, Tensor._make(weights, q.backend)
+    return out

@@ -1,0 +1,1 @@
+"""The op set: one differentiable op = one Function subclass, registered in `registry.py`."""

@@ -1,0 +1,90 @@
+"""Indexing: x[index] (slices, ints, None, Ellipsis, integer and boolean arrays) and its
+transpose, index_add, which sums repeated indices deterministically."""
+
+from ..autograd import Function
+from ..errors import ShapeError
+from ..tensor import Tensor
+
+
+def _normalize_index(index, backend):
+    """Tensor parts of an index -> arrays on the tensor's backend; lists -> arrays."""
+    parts = index if isinstance(index, tuple) else (index,)
+    normalized = []
+    for part in parts:
+        if isinstance(part, Tensor):
+            part = part.data
+        elif isinstance(part, list):
+            part = backend.xp.asarray(part)
+        normalized.append(part)
+    return tuple(normalized)
+
+
+def _has_integer_array(index):
+    return any(hasattr(part, "dtype") and part.dtype.kind in "iu" for part in index)
+
+
+class GetItem(Function):
+    name = "getitem"
+
+    def forward(self, x, index=None):
+        self.index = index
+        try:
+            return x[index]
+        except IndexError as error:
+            raise IndexError(f"getitem: {error} (tensor of shape {x.shape})") from None
+
+    def backward(self, grad):
+        return (IndexAdd.apply(grad, index=self.index, shape=self.inputs[0].shape),)
+
+
+class IndexAdd(Function):
+    """zeros(shape) with `values` added at `index`; repeated indices accumulate, summed in an
+    order fixed by the indices (the backend's deterministic scatter-add, never atomics)."""
+
+    name = "index_add"
+
+    def forward(self, values, index=None, shape=None):
+        xp, backend = self.xp, self.backend
+        self.index = index
+        if not _has_integer_array(index):  # no index can repeat: plain assignment
+            out = xp.zeros(shape, dtype=values.dtype)
+            out[index] = values
+            return out
+        if len(index) == 1:  # rows of the first axis (embedding lookups)
+            rows = index[0].reshape(-1) % shape[0]  # -1 and n-1 are the same row
+            return backend.scatter_add(rows, values.reshape((rows.size,) + tuple(shape[1:])),
+                                       shape[0])
+        size = 1
+        for n in shape:
+            size *= n
+        positions = xp.arange(size).reshape(shape)[index]
+        return backend.scatter_add(positions.reshape(-1), values.reshape(-1), size).reshape(shape)
+
+    def backward(self, grad):
+        return (GetItem.apply(grad, index=self.index),)
+
+
+def getitem(x, index):
+    return GetItem.apply(x, index=_normalize_index(index, x.backend))
+
+
+def index_add(values, index, shape):
+    """The transpose of getitem: an array of `shape` with `values` summed in at `index`."""
+    return IndexAdd.apply(values, index=_normalize_index(index, values.backend),
+                          shape=tuple(shape))
+
+
+def topk(x, k, axis=-1):
+    """The k largest values along `axis`, largest first, and their int64 indices.
+
+    The values are differentiable (a getitem of x); the indices are not."""
+    xp = x.backend.xp
+    axis = axis % x.ndim
+    if not 1 <= k <= x.shape[axis]:
+        raise ShapeError(f"topk: k={k} for an axis of length {x.shape[axis]} (shape {x.shape})")
+    order = xp.argsort(-x.data, axis=axis)
+    indices = xp.take(order, xp.arange(k), axis=axis)
+    grid = list(xp.meshgrid(*[xp.arange(n) for n in indices.shape], indexing="ij", sparse=True))
+    grid[axis] = indices
+    values = GetItem.apply(x, index=tuple(grid))
+    return values, Tensor._make(indices.astype("int64", copy=False), x.backend)

@@ -1,0 +1,305 @@
+"""Fused neural-network ops: each one forward pass and one closed-form backward, numerically
+stable. Their backward is written with minigrad ops, so it can be differentiated again."""
+
+import math
+
+from ..autograd import Function
+from ..errors import ShapeError
+from .broadcasting import unbroadcast
+from .elementwise import erf, erf_array, tanh
+from .indexing import IndexAdd
+
+
+def softmax_array(xp, x, axis, mask=None):
+    """Softmax on an array; masked entries (True) get 0, and a row with nothing left (all masked,
+    or all -inf) is all zeros instead of NaN."""
+    if mask is not None:
+        x = xp.where(mask, -xp.inf, x)
+    peak = x.max(axis=axis, keepdims=True)
+    peak[~xp.isfinite(peak)] = 0
+    e = x - peak
+    xp.exp(e, out=e)
+    total = e.sum(axis=axis, keepdims=True)
+    total[total == 0] = 1
+    e /= total
+    return e
+
+
+def log_softmax_array(xp, x, axis):
+    peak = x.max(axis=axis, keepdims=True)
+    peak[~xp.isfinite(peak)] = 0
+    shifted = x - peak
+    total = xp.exp(shifted).sum(axis=axis, keepdims=True)
+    total[total == 0] = 1  # a row of -inf stays -inf rather than becoming NaN
+    shifted -= xp.log(total)
+    return shifted
+
+
+class Softmax(Function):
+    """softmax(x, axis, mask): probabilities along `axis`; mask True = excluded (probability 0)."""
+
+    name = "softmax"
+    float_only = True
+    needs_output = True
+
+    def forward(self, x, axis=-1, mask=None):
+        if mask is not None and xp_broadcast_shape(self.xp, x, mask) != x.shape:
+            raise ShapeError(f"softmax: a mask of shape {mask.shape} does not broadcast to the "
+                             f"input's shape {x.shape}")
+        self.axis = axis
+        return softmax_array(self.xp, x, axis, mask)
+
+    def backward(self, grad):
+        y = self.output()
+        return (y * (grad - (grad * y).sum(axis=self.axis, keepdims=True)),)
+
+
+def xp_broadcast_shape(xp, x, mask):
+    try:
+        return xp.broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        return None
+
+
+class LogSoftmax(Function):
+    name = "log_softmax"
+    float_only = True
+    needs_output = True
+
+    def forward(self, x, axis=-1):
+        self.axis = axis
+        return log_softmax_array(self.xp, x, axis)
+
+    def backward(self, grad):
+        probabilities = self.output().exp()
+        return (grad - probabilities * grad.sum(axis=self.axis, keepdims=True),)
+
+
+class LayerNorm(Function):
+    """(x - mean) / sqrt(var + eps) over the last `n_axes` axes, then * weight + bias.
+
+    Two-pass variance (mean first), eps inside the square root, as PyTorch."""
+
+    name = "layer_norm"
+    float_only = True
+
+    def forward(self, x, *affine, n_axes=1, eps=1e-5, has_weight=True, has_bias=True):
+        xp = self.xp
+        self.axes = tuple(range(-n_axes, 0))
+        self.eps, self.has_weight, self.has_bias = eps, has_weight, has_bias
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        variance = (centered * centered).mean(axis=self.axes, keepdims=True)
+        self.rstd = 1 / xp.sqrt(variance + eps)
+        self.normalized = centered * self.rstd
+        out = self.normalized
+        if has_weight:
+            out = out * affine[0]
+        if has_bias:
+            out = out + affine[-1]
+        return out
+
+    def _recompute(self):
+        x = self.inputs[0]
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        rstd = 1 / ((centered * centered).mean(axis=self.axes, keepdims=True) + self.eps).sqrt()
+        return centered * rstd, rstd
+
+    def backward(self, grad):
+        normalized, rstd = self.saved((self.normalized, self.rstd), self._recompute)
+        grads = []
+        grad_normalized = grad
+        if self.has_weight:
+            weight = self.inputs[1]
+            grad_normalized = grad * weight
+        mean_grad = grad_normalized.mean(axis=self.axes, keepdims=True)
+        mean_projection = (grad_normalized * normalized).mean(axis=self.axes, keepdims=True)
+        grads.append(rstd * (grad_normalized - mean_grad - normalized * mean_projection))
+        if self.has_weight:
+            grads.append(unbroadcast(grad * normalized, weight.shape))
+        if self.has_bias:
+            grads.append(unbroadcast(grad, self.inputs[-1].shape))
+        return tuple(grads)
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+
+
+class Gelu(Function):
+    """GELU: x·Φ(x) exactly ('none'), or with the tanh approximation ('tanh')."""
+
+    name = "gelu"
+    float_only = True
+
+    def forward(self, x, approximate="none"):
+        self.approximate = approximate
+        xp = self.xp
+        if approximate == "tanh":
+            return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1 + erf_array(xp, x * (1 / math.sqrt(2))))
+
+    def backward(self, grad):
+        x = self.inputs[0]
+        if self.approximate == "tanh":
+            t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
+            slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (
+                1 + 3 * 0.044715 * x * x)
+        else:
+            cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+            pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+            slope = cdf + x * pdf
+        return (grad * slope,)
+
+
+class Dropout(Function):
+    """Zero each element with probability p, scale the rest by 1/(1-p) (inverted dropout)."""
+
+    name = "dropout"
+    float_only = True
+
+    def forward(self, x, p=0.5):
+        keep = self.backend.generator.uniform(x.shape, x.dtype) >= p
+        self.scale = keep * x.dtype.type(1 / (1 - p)) if p < 1 else self.xp.zeros_like(x)
+        return x * self.scale
+
+    def backward(self, grad):
+        return (grad * self.constant(self.scale),)
+
+
+class Embedding(Function):
+    """Rows of `weight` picked by integer ids; the padding row gets no gradient."""
+
+    name = "embedding"
+    float_only = True
+
+    def forward(self, weight, ids=None, padding_idx=None):
+        self.ids, self.padding_idx = ids, padding_idx
+        return weight[ids]
+
+    def backward(self, grad):
+        if self.padding_idx is not None:
+            keep = (self.ids != self.padding_idx)[..., None].astype(grad.dtype)
+            grad = grad * self.constant(keep)
+        return (IndexAdd.apply(grad, index=(self.ids,), shape=self.inputs[0].shape),)
+
+
+class Linear(Function):
+    """x @ weight.T + bias with weight (out, in) as PyTorch; x's leading axes are flattened so
+    the product is one large matrix multiplication."""
+
+    name = "linear"
+    float_only = True
+
+    def forward(self, x, weight, *bias):
+        if x.shape[-1:] != weight.shape[1:]:
+            raise ShapeError(
+                f"linear: an input of shape {x.shape} does not fit a weight of shape "
+                f"{weight.shape} (out_features, in_features): the input's last axis must be "
+                f"{weight.shape[1]}")
+        out = x.reshape(-1, x.shape[-1]) @ weight.T
+        if bias:
+            out += bias[0]
+        return out.reshape(x.shape[:-1] + (weight.shape[0],))
+
+    def backward(self, grad):
+        x, weight = self.inputs[0], self.inputs[1]
+        grad_rows = grad.reshape(-1, weight.shape[0])  # (tokens, out)
+        grads = [(grad_rows @ weight).reshape(x.shape) if x.requires_grad else None,
+                 grad_rows.T @ x.reshape(-1, weight.shape[1])]
+        if len(self.inputs) == 3:
+            grads.append(grad_rows.sum(axis=0))
+        return tuple(grads)
+
+
+class CrossEntropy(Function):
+    """Cross-entropy from logits (..., C) and int targets (...), label smoothing as PyTorch;
+    mean over non-ignored targets, 0 (with zero gradient) when every target is ignored."""
+
+    name = "cross_entropy"
+    float_only = True
+
+    def forward(self, logits, target=None, ignore_index=None, label_smoothing=0.0,
+                reduction="mean"):
+        xp = self.xp
+        classes = logits.shape[-1]
+        self.reduction, self.smoothing = reduction, label_smoothing
+        self.valid = None if ignore_index is None else target != ignore_index
+        safe_target = target if self.valid is None else xp.where(self.valid, target, 0)
+        self.target = safe_target
+        log_probs = log_softmax_array(xp, logits, -1)
+        picked = xp.take_along_axis(log_probs, safe_target[..., None], axis=-1)[..., 0]
+        losses = -picked
+        if label_smoothing:
+            losses = (1 - label_smoothing) * losses - label_smoothing * log_probs.mean(axis=-1)
+        if self.valid is not None:
+            losses = xp.where(self.valid, losses, 0)
+        self.count = losses.size if self.valid is None else int(self.valid.sum())
+        self.probabilities = xp.exp(log_probs)
+        self.classes = classes
+        if reduction == "none":
+            return losses.astype(logits.dtype, copy=False)
+        total = losses.sum()
+        if reduction == "mean":
+            total = total / max(self.count, 1)
+        return xp.asarray(total, dtype=logits.dtype)
+
+    def backward(self, grad):
+        xp = self.xp
+        logits = self.inputs[0]
+        probabilities = self.saved(self.probabilities, lambda: Softmax.apply(logits, axis=-1))
+        target_distribution = xp.zeros(logits.shape, dtype=logits.dtype)
+        xp.put_along_axis(target_distribution, self.target[..., None], 1 - self.smoothing,
+                          axis=-1)
+        target_distribution += self.smoothing / self.classes
+        weight = xp.ones(logits.shape[:-1], dtype=logits.dtype) if self.valid is None \
+            else self.valid.astype(logits.dtype)
+        if self.reduction == "mean":
+            weight = weight / max(self.count, 1)
+        if self.reduction == "none":
+            scale = grad.reshape(grad.shape + (1,)) * self.constant(weight[..., None])
+        else:
+            scale = grad * self.constant(weight[..., None])
+        return ((probabilities - self.constant(target_distribution)) * scale,)
+
+
+def attention_weights(xp, q, k, mask):
+    """softmax(q kᵀ / sqrt(d_k)) on arrays: (..., Lq, d), (..., Lk, d) -> (..., Lq, Lk)."""
+    scores = q @ xp.swapaxes(k, -1, -2)
+    scores *= scores.dtype.type(1 / math.sqrt(q.shape[-1]))
+    return softmax_array(xp, scores, -1, mask)
+
+
+class ScaledDotProductAttention(Function):
+    """softmax(q kᵀ / sqrt(d_k), masked) · v in one op (paper §3.2.1), with optional dropout on
+    the attention weights. q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv)."""
+
+    name = "scaled_dot_product_attention"
+    float_only = True
+
+    def forward(self, q, k, v, mask=None, dropout_p=0.0):
+        xp = self.xp
+        self.scale = 1 / math.sqrt(q.shape[-1])
+        self.mask = mask
+        self.weights = attention_weights(xp, q, k, mask)
+        self.keep = None
+        attended = self.weights
+        if dropout_p > 0:
+            keep = self.backend.generator.uniform(attended.shape, attended.dtype) >= dropout_p
+            self.keep = keep * attended.dtype.type(1 / (1 - dropout_p)) if dropout_p < 1 \
+                else xp.zeros_like(attended)
+            attended = attended * self.keep
+        return attended @ v
+
+    def backward(self, grad):
+        q, k, v = self.inputs
+        weights = self.saved(self.weights, lambda: Softmax.apply(
+            (q @ k.mT) * self.scale, axis=-1, mask=self.mask))
+        keep = None if self.keep is None else self.constant(self.keep)
+        attended = weights if keep is None else weights * keep
+        grad_v = attended.mT @ grad
+        grad_attended = grad @ v.mT
+        grad_weights = grad_attended if keep is None else grad_attended * keep
+        grad_scores = weights * (grad_weights - (grad_weights * weights).sum(axis=-1,
+                                                                            keepdims=True))
+        grad_scores = grad_scores * self.scale
+        return (unbroadcast(grad_scores @ k, q.shape),
+                unbroadcast(grad_scores.mT @ q, k.shape),
+                unbroadcast(grad_v, v.shape))

@@ -1,0 +1,168 @@
+"""Reductions over `axis` (None, an int or a tuple) with `keepdims`, as NumPy defines them."""
+
+import builtins
+
+from ..autograd import Function
+from ..errors import ShapeError
+
+
+def normalize_axes(name, axis, ndim):
+    """axis (None | int | tuple) -> a sorted tuple of non-negative axes, checked."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    normalized = []
+    for a in axes:
+        if not -ndim <= a < builtins.max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
+            raise ShapeError(f"{name}: axis {a} is out of range for a tensor with {ndim} "
+                             f"dimension(s); use an axis in [{-ndim}, {ndim - 1}]")
+        normalized.append(a % builtins.max(ndim, 1))
+    if len(set(normalized)) != len(normalized):
+        raise ShapeError(f"{name}: repeated axis in {axis}")
+    return tuple(sorted(normalized)) if ndim else ()
+
+
+class Reduction(Function):
+    """Shared bookkeeping: the reduced axes, and how to stretch a gradient back over them."""
+
+    def forward(self, x, axis=None, keepdims=False):
+        self.axes = normalize_axes(self.name, axis, x.ndim)
+        self.keepdims = keepdims
+        return self.reduce(x, self.axes, keepdims)
+
+    def count(self):
+        shape = self.inputs[0].shape
+        n = 1
+        for a in self.axes:
+            n *= shape[a]
+        return n
+
+    def expand(self, value):
+        """A reduced tensor with the reduced axes put back (size 1), then broadcast to x."""
+        x = self.inputs[0]
+        if not self.keepdims:
+            value = value.reshape(tuple(1 if i in self.axes else n for i, n in enumerate(x.shape)))
+        return value.broadcast_to(x.shape)
+
+    def expand_array(self, array):
+        if not self.keepdims:
+            array = self.xp.expand_dims(array, self.axes)
+        return array
+
+
+class Sum(Reduction):
+    name = "sum"
+
+    def reduce(self, x, axes, keepdims):
+        return x.sum(axis=axes, keepdims=keepdims)
+
+    def backward(self, grad):
+        return (self.expand(grad),)
+
+
+class Mean(Reduction):
+    name = "mean"
+    float_only = True
+
+    def reduce(self, x, axes, keepdims):
+        return x.mean(axis=axes, keepdims=keepdims)
+
+    def backward(self, grad):
+        return (self.expand(grad) * (1.0 / builtins.max(self.count(), 1)),)
+
+
+class Var(Reduction):
+    """Population variance (ddof=0), two passes: mean first, then mean squared deviation."""
+
+    name = "var"
+    float_only = True
+
+    def reduce(self, x, axes, keepdims):
+        return x.var(axis=axes, keepdims=keepdims)
+
+    def backward(self, grad):
+        x = self.inputs[0]
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        return (self.expand(grad) * centered * (2.0 / builtins.max(self.count(), 1)),)
+
+
+class _Extremum(Reduction):
+    """max / min: values only; at ties the gradient is split evenly (CONVENTIONS)."""
+
+    def backward(self, grad):
+        x = self.inputs[0].data
+        winners = x == self.expand_array(self.reduce(x, self.axes, self.keepdims))
+        share = winners / winners.sum(axis=self.axes, keepdims=True)
+        return (self.expand(grad) * self.constant(share.astype(grad.dtype, copy=False)),)
+
+
+class Max(_Extremum):
+    name = "max"
+
+    def reduce(self, x, axes, keepdims):
+        return x.max(axis=axes, keepdims=keepdims)
+
+
+class Min(_Extremum):
+    name = "min"
+
+    def reduce(self, x, axes, keepdims):
+        return x.min(axis=axes, keepdims=keepdims)
+
+
+class LogSumExp(Reduction):
+    """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
+
+    name = "logsumexp"
+    float_only = True
+    needs_output = True
+
+    def reduce(self, x, axes, keepdims):
+        xp = self.xp
+        peak = x.max(axis=axes, keepdims=True)
+        peak = xp.where(xp.isfinite(peak), peak, 0)
+        with _quiet(xp):
+            out = xp.log(xp.exp(x - peak).sum(axis=axes, keepdims=True)) + peak
+        return out if keepdims else out.squeeze(axis=axes)
+
+    def backward(self, grad):
+        x = self.inputs[0]
+        return (self.expand(grad) * (x - self.expand(self.output())).exp(),)
+
+
+def _quiet(xp):
+    """Silence NumPy's divide-by-zero warning for log(0) = -inf (an intended result)."""
+    errstate = getattr(xp, "errstate", None)
+    return errstate(divide="ignore") if errstate else _NoErrstate()
+
+
+class _NoErrstate:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def sum(x, axis=None, keepdims=False):
+    return Sum.apply(x, axis=axis, keepdims=keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    return Mean.apply(x, axis=axis, keepdims=keepdims)
+
+
+def var(x, axis=None, keepdims=False):
+    return Var.apply(x, axis=axis, keepdims=keepdims)
+
+
+def max(x, axis=None, keepdims=False):
+    return Max.apply(x, axis=axis, keepdims=keepdims)
+
+
+def min(x, axis=None, keepdims=False):
+    return Min.apply(x, axis=axis, keepdims=keepdims)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    return LogSumExp.apply(x, axis=axis, keepdims=keepdims)

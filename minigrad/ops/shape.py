@@ -1,0 +1,189 @@
+"""Shape ops: reshape, transpose, broadcast, concatenate, stack, split; views where NumPy allows."""
+
+from ..autograd import Function
+from ..backend import get_backend
+from ..errors import ShapeError
+from .broadcasting import unbroadcast
+from .reduce import normalize_axes
+
+
+class Reshape(Function):
+    name = "reshape"
+
+    def forward(self, x, shape=None):
+        try:
+            return x.reshape(shape)
+        except ValueError:
+            raise ShapeError(f"reshape: cannot reshape a tensor of shape {x.shape} "
+                             f"({x.size} elements) into {shape}") from None
+
+    def backward(self, grad):
+        return (grad.reshape(self.inputs[0].shape),)
+
+
+class Transpose(Function):
+    """A permutation of the axes (NumPy's transpose: no axes = reverse them)."""
+
+    name = "transpose"
+
+    def forward(self, x, axes=None):
+        if axes is not None and sorted(a % max(x.ndim, 1) for a in axes) != list(range(x.ndim)):
+            raise ShapeError(f"transpose: axes {tuple(axes)} are not a permutation of the "
+                             f"{x.ndim} axes of a tensor of shape {x.shape}")
+        self.axes = axes
+        return x.transpose(axes)
+
+    def backward(self, grad):
+        if self.axes is None:
+            return (grad.transpose(),)
+        ndim = len(self.axes)
+        inverse = [0] * ndim
+        for position, axis in enumerate(self.axes):
+            inverse[axis % ndim] = position
+        return (grad.transpose(tuple(inverse)),)
+
+
+class BroadcastTo(Function):
+    name = "broadcast_to"
+
+    def forward(self, x, shape=None):
+        try:
+            return self.xp.broadcast_to(x, shape)
+        except ValueError:
+            raise ShapeError(f"broadcast_to: a tensor of shape {x.shape} cannot be broadcast "
+                             f"to {tuple(shape)}") from None
+
+    def backward(self, grad):
+        return (unbroadcast(grad, self.inputs[0].shape),)
+
+
+class Concatenate(Function):
+    name = "concatenate"
+
+    def forward(self, *arrays, axis=0):
+        first = arrays[0]
+        if first.ndim == 0:
+            raise ShapeError("concatenate: zero-dimensional tensors cannot be concatenated; "
+                             "use stack")
+        self.axis = normalize_axes(self.name, axis, first.ndim)[0]
+        for a in arrays[1:]:
+            if a.ndim != first.ndim or any(
+                    n != m for i, (n, m) in enumerate(zip(a.shape, first.shape)) if i != self.axis):
+                raise ShapeError(
+                    f"concatenate: shapes {[tuple(x.shape) for x in arrays]} differ outside "
+                    f"axis {axis}; every other axis must match")
+        return self.xp.concatenate(arrays, axis=self.axis)
+
+    def backward(self, grad):
+        bounds, start = [], 0
+        for x in self.inputs:
+            bounds.append(start + x.shape[self.axis])
+            start = bounds[-1]
+        return tuple(split(grad, bounds[:-1], axis=self.axis))
+
+
+class ToDevice(Function):
+    """A copy to another device: the one op whose output lives elsewhere than its input."""
+
+    name = "to_device"
+
+    @classmethod
+    def apply(cls, x, device=None):
+        out = super().apply(x, device=device)
+        out.backend = get_backend(device)
+        return out
+
+    def forward(self, x, device=None):
+        return get_backend(device).from_host(self.backend.to_host(x))
+
+    def backward(self, grad):
+        return (grad.to(self.inputs[0].device),)
+
+
+def reshape(x, shape):
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if shape == x.shape:
+        return x
+    return Reshape.apply(x, shape=shape)
+
+
+def transpose(x, axes=None):
+    return Transpose.apply(x, axes=None if axes is None else tuple(axes))
+
+
+def swapaxes(x, axis1, axis2):
+    axes = list(range(x.ndim))
+    try:
+        axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
+    except IndexError:
+        raise ShapeError(f"swapaxes: axes ({axis1}, {axis2}) out of range for a tensor of "
+                         f"shape {x.shape}") from None
+    return Transpose.apply(x, axes=tuple(axes))
+
+
+def expand_dims(x, axis):
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    axes = normalize_axes("expand_dims", axes, ndim)
+    shape = iter(x.shape)
+    return reshape(x, tuple(1 if i in axes else next(shape) for i in range(ndim)))
+
+
+def squeeze(x, axis=None):
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
+    else:
+        axes = normalize_axes("squeeze", axis, x.ndim)
+        for a in axes:
+            if x.shape[a] != 1:
+                raise ShapeError(f"squeeze: axis {a} of a tensor of shape {x.shape} has size "
+                                 f"{x.shape[a]}, not 1")
+    return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+
+
+def broadcast_to(x, shape):
+    shape = tuple(shape)
+    if shape == x.shape:
+        return x
+    return BroadcastTo.apply(x, shape=shape)
+
+
+def concatenate(tensors, axis=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise ShapeError("concatenate: needs at least one tensor")
+    if len(tensors) == 1:
+        return tensors[0]
+    return Concatenate.apply(*tensors, axis=axis)
+
+
+def stack(tensors, axis=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise ShapeError("stack: needs at least one tensor")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise ShapeError(f"stack: all tensors need the same shape, got {sorted(shapes)}")
+    return concatenate([expand_dims(t, axis) for t in tensors], axis=axis)
+
+
+def split(x, indices_or_sections, axis=0):
+    """NumPy's split: N equal sections, or the indices where each new piece starts."""
+    axis = normalize_axes("split", axis, x.ndim)[0]
+    length = x.shape[axis]
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+        if sections <= 0 or length % sections:
+            raise ShapeError(f"split: axis {axis} of length {length} cannot be split into "
+                             f"{sections} equal sections; pass split indices instead")
+        bounds = [length // sections * i for i in range(1, sections)]
+    else:
+        bounds = list(indices_or_sections)
+    edges = [0] + bounds + [length]
+    prefix = (slice(None),) * axis
+    return [x[prefix + (slice(start, stop),)] for start, stop in zip(edges[:-1], edges[1:])]
+
+
+def to_device(x, device):
+    return ToDevice.apply(x, device=device)
+

@@ -1,0 +1,406 @@
+"""Tensor: an array on a device, plus what reverse-mode autodiff needs (grad, grad_fn)."""
+
+import numpy as np
+
+from .backend import backend_of_array, get_backend, normalize_device
+from .errors import DeviceError, DTypeError
+
+_default_dtype = np.dtype(np.float32)
+
+
+def get_default_dtype():
+    return _default_dtype
+
+
+def set_default_dtype(dtype):
+    """The dtype of tensors made from Python floats (float32 unless changed)."""
+    global _default_dtype
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise DTypeError(f"set_default_dtype: {dtype} is not a floating-point dtype")
+    _default_dtype = dtype
+
+
+def _is_array(data):
+    return hasattr(data, "shape") and hasattr(data, "dtype")
+
+
+def as_array(data, dtype=None, backend=None):
+    """Python data / NumPy / CuPy array -> a new array of `backend` (CONVENTIONS: dtypes).
+
+    An array keeps its dtype; Python floats take the default dtype, ints int64, bools bool.
+    Without `backend`, an array stays where it is and Python data goes to the default device.
+    """
+    if isinstance(data, Tensor):
+        data = data.data
+    if _is_array(data):
+        source = backend_of_array(data)
+        backend = backend or source
+        array = data if source is backend else backend.from_host(source.to_host(data))
+        copied = source is not backend
+    else:
+        backend = backend or get_backend()
+        host = np.asarray(data)
+        if host.dtype.kind not in "biuf":
+            raise DTypeError(f"tensor: cannot make a tensor of {type(data).__name__} data "
+                             f"(dtype {host.dtype}); use numbers or booleans")
+        if dtype is None and host.dtype.kind == "f":
+            host = host.astype(_default_dtype)
+        elif dtype is None and host.dtype.kind in "iu":
+            host = host.astype(np.int64)
+        array, copied = backend.from_host(host), True
+    if dtype is not None and array.dtype != np.dtype(dtype):
+        return array.astype(dtype)
+    return array if copied else array.copy()
+
+
+class Tensor:
+    """An n-dimensional array with reverse-mode autodiff.
+
+    `data` is the backend array (NumPy on 'cpu', CuPy on 'cuda'); `grad_fn` is the Function
+    that made this tensor (None for leaves); `grad` is filled by `backward()`."""
+
+    __slots__ = ("data", "backend", "requires_grad", "grad", "grad_fn", "_retains_grad",
+                 "_hooks", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers to Tensor's operators (ndarray * Tensor)
+
+    def __init__(self, data, requires_grad=False, dtype=None, device=None):
+        self.data = as_array(data, dtype, get_backend(device) if device is not None else None)
+        self.backend = backend_of_array(self.data)
+        self.grad = None
+        self.grad_fn = None
+        self._retains_grad = False
+        self._hooks = None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_()
+
+    @classmethod
+    def _make(cls, data, backend, requires_grad=False, grad_fn=None):
+        """The fast constructor ops use: `data` is already an array of `backend`."""
+        tensor = object.__new__(cls)
+        tensor.data = data
+        tensor.backend = backend
+        tensor.requires_grad = requires_grad
+        tensor.grad = None
+        tensor.grad_fn = grad_fn
+        tensor._retains_grad = False
+        tensor._hooks = None
+        return tensor
+
+    # ----- what it is -----------------------------------------------------------------
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def size(self):
+        return self.data.size
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def device(self):
+        return self.backend.device
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self):
+        body = np.array2string(self.numpy(), separator=", ", precision=4, threshold=20)
+        extras = [f"dtype={self.dtype}"]
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn={self.grad_fn.name}")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return f"tensor({body}, {', '.join(extras)})"
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a tensor of shape {self.shape} is ambiguous; "
+                "use .any() or .all()")
+        return bool(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    # ----- moving data ------------------------------------------------------------------
+    def numpy(self):
+        """A NumPy copy on the host (never a view of the tensor's storage)."""
+        return np.array(self.backend.to_host(self.data), copy=True)
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item: the tensor has {self.size} elements (shape {self.shape}), "
+                             "not one")
+        return self.backend.to_host(self.data).reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def to(self, device=None, dtype=None):
+        """This tensor on another device and/or with another dtype (differentiable)."""
+        result = self
+        if device is not None and normalize_device(device) != self.device:
+            result = shape_ops.to_device(result, device)
+        if dtype is not None and np.dtype(dtype) != result.dtype:
+            result = result.astype(dtype)
+        return result
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def astype(self, dtype):
+        return elementwise.astype(self, dtype)
+
+    def detach(self):
+        """The same values, cut from the graph (shares storage)."""
+        return Tensor._make(self.data, self.backend)
+
+    # ----- autograd -----------------------------------------------------------------------
+    def requires_grad_(self, flag=True):
+        if flag and self.data.dtype.kind != "f":
+            raise DTypeError(
+                f"requires_grad: only floating-point tensors can require gradients, this one "
+                f"is {self.dtype} (shape {self.shape})")
+        if not self.is_leaf and not flag:
+            raise ValueError("requires_grad_(False) on a non-leaf tensor: use .detach()")
+        self.requires_grad = flag
+        return self
+
+    def retain_grad(self):
+        """Keep this non-leaf tensor's gradient in `.grad` after backward."""
+        self._retains_grad = True
+        return self
+
+    def register_hook(self, hook):
+        """hook(grad) is called with the gradient flowing into this tensor during backward;
+        it may return a replacement. Returns a handle whose `.remove()` unregisters it."""
+        if not self.requires_grad:
+            raise ValueError("register_hook: this tensor does not require grad")
+        if self._hooks is None:
+            self._hooks = {}
+        return _HookHandle(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=False, create_graph=False):
+        """Accumulate d(self)/d(leaf) into every leaf's `.grad`."""
+        from .autograd import run_backward
+
+        run_backward([self], [gradient], retain_graph, create_graph)
+
+    # ----- operators ----------------------------------------------------------------------
+    def __add__(self, other):
+        return elementwise.add(self, other)
+
+    def __radd__(self, other):
+        return elementwise.add(other, self)
+
+    def __sub__(self, other):
+        return elementwise.subtract(self, other)
+
+    def __rsub__(self, other):
+        return elementwise.subtract(other, self)
+
+    def __mul__(self, other):
+        return elementwise.multiply(self, other)
+
+    def __rmul__(self, other):
+        return elementwise.multiply(other, self)
+
+    def __truediv__(self, other):
+        return elementwise.divide(self, other)
+
+    def __rtruediv__(self, other):
+        return elementwise.divide(other, self)
+
+    def __pow__(self, other):
+        return elementwise.power(self, other)
+
+    def __rpow__(self, other):
+        return elementwise.power(other, self)
+
+    def __neg__(self):
+        return elementwise.negative(self)
+
+    def __matmul__(self, other):
+        return linalg.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return linalg.matmul(other, self)
+
+    def __eq__(self, other):
+        return compare.equal(self, other)
+
+    def __ne__(self, other):
+        return compare.not_equal(self, other)
+
+    def __lt__(self, other):
+        return compare.less(self, other)
+
+    def __le__(self, other):
+        return compare.less_equal(self, other)
+
+    def __gt__(self, other):
+        return compare.greater(self, other)
+
+    def __ge__(self, other):
+        return compare.greater_equal(self, other)
+
+    def __invert__(self):
+        return compare.logical_not(self)
+
+    def __and__(self, other):
+        return compare.logical_and(self, other)
+
+    def __or__(self, other):
+        return compare.logical_or(self, other)
+
+    def __getitem__(self, index):
+        return indexing.getitem(self, index)
+
+    # ----- elementwise (each also a function: x.exp() and mg.exp(x)) ------------------------
+    def exp(self):
+        return elementwise.exp(self)
+
+    def log(self):
+        return elementwise.log(self)
+
+    def sqrt(self):
+        return elementwise.sqrt(self)
+
+    def tanh(self):
+        return elementwise.tanh(self)
+
+    def sigmoid(self):
+        return elementwise.sigmoid(self)
+
+    def relu(self):
+        return elementwise.relu(self)
+
+    def abs(self):
+        return elementwise.abs(self)
+
+    def erf(self):
+        return elementwise.erf(self)
+
+    def clip(self, min=None, max=None):
+        return elementwise.clip(self, min, max)
+
+    def masked_fill(self, mask, value):
+        return elementwise.masked_fill(self, mask, value)
+
+    # ----- reductions -----------------------------------------------------------------------
+    def sum(self, axis=None, keepdims=False):
+        return reduce.sum(self, axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return reduce.mean(self, axis, keepdims)
+
+    def var(self, axis=None, keepdims=False):
+        return reduce.var(self, axis, keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return reduce.max(self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return reduce.min(self, axis, keepdims)
+
+    def logsumexp(self, axis=None, keepdims=False):
+        return reduce.logsumexp(self, axis, keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        return compare.argmax(self, axis, keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        return compare.any(self, axis, keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        return compare.all(self, axis, keepdims)
+
+    def isfinite(self):
+        return compare.isfinite(self)
+
+    # ----- shape --------------------------------------------------------------------------
+    def reshape(self, *shape):
+        return shape_ops.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    def transpose(self, *axes):
+        return shape_ops.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def swapaxes(self, axis1, axis2):
+        return shape_ops.swapaxes(self, axis1, axis2)
+
+    @property
+    def T(self):
+        return shape_ops.transpose(self)
+
+    @property
+    def mT(self):
+        """The last two axes swapped (NumPy 2's ndarray.mT): Kᵀ for a batch of K."""
+        return shape_ops.swapaxes(self, -1, -2)
+
+    def expand_dims(self, axis):
+        return shape_ops.expand_dims(self, axis)
+
+    def squeeze(self, axis=None):
+        return shape_ops.squeeze(self, axis)
+
+    def broadcast_to(self, shape):
+        return shape_ops.broadcast_to(self, shape)
+
+    def flatten(self):
+        return shape_ops.reshape(self, (-1,))
+
+
+class _HookHandle:
+    """Returned by `register_hook`; `.remove()` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks, hook):
+        _HookHandle._next_id += 1
+        self.hooks, self.key = hooks, _HookHandle._next_id
+        hooks[self.key] = hook
+
+    def remove(self):
+        self.hooks.pop(self.key, None)
+
+
+def tensor(data, requires_grad=False, dtype=None, device=None):
+    """A new leaf tensor holding a copy of `data` (CONVENTIONS: dtypes)."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+
+
+def ensure_tensor(value, like):
+    """Python scalars and arrays as tensors beside `like`: a scalar is 'weak' (NumPy 2, NEP 50),
+    taking `like`'s dtype when its kind fits (float32 tensor * 2.0 stays float32)."""
+    if isinstance(value, Tensor):
+        return value
+    backend = like.backend
+    if isinstance(value, (bool, int, float)):
+        dtype = np.result_type(like.dtype, value)
+        return Tensor._make(backend.xp.asarray(value, dtype=dtype), backend)
+    if backend_of_array(value) is not backend and backend.device != "cpu":
+        raise DeviceError(
+            f"an array of type {type(value).__name__} combined with a tensor on {like.device}: "
+            f"make it a tensor on that device first (mg.tensor(x, device='{like.device}'))")
+    return Tensor._make(as_array(value, backend=backend), backend)
+
+
+from .ops import compare, elementwise, indexing, linalg, reduce  # noqa: E402
+from .ops import shape as shape_ops  # noqa: E402
