@@ -1,0 +1,98 @@
+"""The standard layers: Linear, Embedding, LayerNorm, Dropout, ReLU, GELU."""
+
+from ..creation import ones, zeros
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, weight (out_features, in_features); Xavier-uniform weight and
+    zero bias (the project's initialization; PyTorch's default is Kaiming-uniform)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(zeros(out_features, in_features, device=device, dtype=dtype))
+        init.xavier_uniform_(self.weight)
+        self.bias = Parameter(zeros(out_features, device=device, dtype=dtype)) if bias else None
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, " \
+               f"bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """A table of `num_embeddings` vectors of size `embedding_dim`, looked up by integer ids;
+    N(0, 1) initialization as PyTorch, with the padding row zeroed."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
+        self.weight = Parameter(zeros(num_embeddings, embedding_dim, device=device, dtype=dtype))
+        init.normal_(self.weight)
+        if padding_idx is not None:
+            self.weight.data[padding_idx] = 0
+
+    def forward(self, ids):
+        return F.embedding(ids, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        padding = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
+
+
+class LayerNorm(Module):
+    """Normalization over the trailing `normalized_shape` axes, with a learned scale and shift."""
+
+    def __init__(self, normalized_shape, eps=1e-5, device=None, dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) \
+            else tuple(normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        self.weight = Parameter(ones(shape, device=device, dtype=dtype))
+        self.bias = Parameter(zeros(shape, device=device, dtype=dtype))
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class Dropout(Module):
+    """Zeroes elements with probability p while training; the identity in eval mode."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class ReLU(Module):
+    def forward(self, x):
+        return F.relu(x)
+
+
+class GELU(Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"

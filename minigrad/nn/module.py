@@ -1,0 +1,321 @@
+"""Module: the base class of layers and models (parameters, buffers, children, state_dict),
+with the names PyTorch users already know."""
+
+from collections import OrderedDict
+
+import numpy as np
+
+from ..errors import CheckpointError
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A Tensor that is a module's learnable weight (it requires grad)."""
+
+    __slots__ = ()
+
+    def __init__(self, data, requires_grad=True, dtype=None, device=None):
+        super().__init__(data, requires_grad=requires_grad, dtype=dtype, device=device)
+
+    def __repr__(self):
+        return "Parameter(" + super().__repr__() + ")"
+
+
+class _Handle:
+    """Returned by `register_forward_hook`; `.remove()` unregisters the hook."""
+
+    def __init__(self, hooks, hook):
+        self.hooks, self.hook = hooks, hook
+        hooks.append(hook)
+
+    def remove(self):
+        if self.hook in self.hooks:
+            self.hooks.remove(self.hook)
+
+
+class Module:
+    """Base class: assign Parameters, buffers and Modules as attributes; define `forward`.
+
+    Attributes live in the instance's __dict__ (plain, fast access); the module also keeps the
+    ordered names of its parameters, buffers and children, which is what `state_dict`,
+    `parameters()` and `to()` walk."""
+
+    def __init__(self):
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameter_names", [])
+        object.__setattr__(self, "_buffer_names", {})  # name -> persistent
+        object.__setattr__(self, "_module_names", [])
+        object.__setattr__(self, "_forward_hooks", [])
+
+    def __setattr__(self, name, value):
+        if "_parameter_names" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}: call super().__init__() in __init__ "
+                                 f"before assigning {name!r}")
+        for names in (self._parameter_names, self._module_names):
+            if name in names:
+                names.remove(name)
+        if isinstance(value, Parameter):
+            self._parameter_names.append(name)
+        elif isinstance(value, Module):
+            self._module_names.append(name)
+        elif name in self._buffer_names and value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"buffer {name!r} must be a Tensor or None")
+        object.__setattr__(self, name, value)
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """A tensor that belongs to the module but is not learned (moved by `.to`, saved in the
+        state dict when persistent)."""
+        self._buffer_names[name] = persistent
+        object.__setattr__(self, name, tensor)
+
+    # ----- calling --------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        output = self.forward(*args, **kwargs)
+        for hook in self._forward_hooks:
+            replaced = hook(self, args, output)
+            if replaced is not None:
+                output = replaced
+        return output
+
+    def register_forward_hook(self, hook):
+        """hook(module, inputs, output) runs after every forward; it may return a replacement."""
+        return _Handle(self._forward_hooks, hook)
+
+    # ----- walking the tree -------------------------------------------------------------------
+    def named_children(self):
+        for name in self._module_names:
+            yield name, self.__dict__[name]
+
+    def children(self):
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, prefix=""):
+        seen = set()
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            children = list(module.named_children())
+            for child_name, child in reversed(children):
+                stack.append((f"{name}.{child_name}" if name else child_name, child))
+
+    def modules(self):
+        for _, module in self.named_modules():
+            yield module
+
+    def named_parameters(self, prefix=""):
+        """(dotted name, Parameter) for every parameter, each shared one once."""
+        seen = set()
+        for module_name, module in self.named_modules(prefix):
+            for name in module._parameter_names:
+                parameter = module.__dict__[name]
+                if id(parameter) not in seen:
+                    seen.add(id(parameter))
+                    yield (f"{module_name}.{name}" if module_name else name), parameter
+
+    def parameters(self):
+        for _, parameter in self.named_parameters():
+            yield parameter
+
+    def named_buffers(self, prefix="", persistent_only=False):
+        for module_name, module in self.named_modules(prefix):
+            for name, persistent in module._buffer_names.items():
+                buffer = module.__dict__[name]
+                if buffer is not None and (persistent or not persistent_only):
+                    yield (f"{module_name}.{name}" if module_name else name), buffer
+
+    def buffers(self):
+        for _, buffer in self.named_buffers():
+            yield buffer
+
+    def apply(self, fn):
+        """fn(module) for every module of the tree, children first (as PyTorch)."""
+        for module in reversed(list(self.modules())):
+            fn(module)
+        return self
+
+    def num_parameters(self):
+        return sum(p.size for p in self.parameters())
+
+    # ----- modes --------------------------------------------------------------------------------
+    def train(self, mode=True):
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def zero_grad(self):
+        for parameter in self.parameters():
+            parameter.grad = None
+
+    def requires_grad_(self, flag=True):
+        for parameter in self.parameters():
+            parameter.requires_grad = flag
+        return self
+
+    def to(self, device=None, dtype=None):
+        """Move/cast floating parameters and buffers. New Parameter objects replace the old ones
+        (shared parameters stay shared): build optimizers after `.to(...)`."""
+        replaced = {}
+        for module in self.modules():
+            for name in module._parameter_names:
+                old = module.__dict__[name]
+                if id(old) not in replaced:
+                    new_dtype = dtype if old.dtype.kind == "f" else None
+                    replaced[id(old)] = Parameter(old.detach().to(device, new_dtype),
+                                                  requires_grad=old.requires_grad)
+                object.__setattr__(module, name, replaced[id(old)])
+            for name in module._buffer_names:
+                buffer = module.__dict__[name]
+                if buffer is not None:
+                    new_dtype = dtype if buffer.dtype.kind == "f" else None
+                    object.__setattr__(module, name, buffer.to(device, new_dtype))
+        return self
+
+    # ----- state ------------------------------------------------------------------------------
+    def state_dict(self):
+        """Parameters and persistent buffers by dotted name (sharing storage with the module)."""
+        state = OrderedDict()
+        for name, parameter in self.named_parameters():
+            state[name] = parameter.detach()
+        for name, buffer in self.named_buffers(persistent_only=True):
+            state[name] = buffer.detach()
+        return state
+
+    def load_state_dict(self, state, strict=True):
+        """Copy the values of `state` into the existing parameter and buffer arrays.
+
+        With strict=True, missing and unexpected keys are an error; a shape mismatch always
+        is. The error lists every problem by name."""
+        own = self.state_dict()
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state if k not in own]
+        mismatched = [f"{k}: checkpoint {tuple(_shape(state[k]))}, model {own[k].shape}"
+                      for k in own if k in state and tuple(_shape(state[k])) != own[k].shape]
+        problems = []
+        if strict and missing:
+            problems.append("missing keys: " + ", ".join(missing))
+        if strict and unexpected:
+            problems.append("unexpected keys: " + ", ".join(unexpected))
+        if mismatched:
+            problems.append("shape mismatches: " + "; ".join(mismatched))
+        if problems:
+            raise CheckpointError(f"load_state_dict into {type(self).__name__}: "
+                                  + " | ".join(problems))
+        for name, target in own.items():
+            if name in state:
+                value = state[name]
+                array = value.data if isinstance(value, Tensor) else value
+                if target.device != "cpu" or not isinstance(array, np.ndarray):
+                    array = target.backend.from_host(
+                        value.numpy() if isinstance(value, Tensor) else np.asarray(array))
+                target.data[...] = array
+        return self
+
+    # ----- printing -------------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}({self.extra_repr()}"]
+        children = list(self.named_children())
+        if not children:
+            return lines[0] + ")"
+        lines[0] = lines[0] + ("" if not self.extra_repr() else ",")
+        for name, child in children:
+            body = repr(child).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {body}")
+        return "\n".join(lines) + "\n)"
+
+
+def _shape(value):
+    return value.shape if hasattr(value, "shape") else np.shape(value)
+
+
+class Sequential(Module):
+    """Modules applied one after another."""
+
+    def __init__(self, *modules):
+        super().__init__()
+        for i, module in enumerate(modules):
+            setattr(self, str(i), module)
+
+    def __getitem__(self, index):
+        return list(self.children())[index]
+
+    def __len__(self):
+        return len(self._module_names)
+
+    def __iter__(self):
+        return iter(self.children())
+
+    def forward(self, x):
+        for module in self.children():
+            x = module(x)
+        return x
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters belong to the parent."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        for module in modules:
+            self.append(module)
+
+    def append(self, module):
+        setattr(self, str(len(self._module_names)), module)
+        return self
+
+    def __getitem__(self, index):
+        return list(self.children())[index]
+
+    def __len__(self):
+        return len(self._module_names)
+
+    def __iter__(self):
+        return iter(self.children())
+
+
+class ModuleDict(Module):
+    """A dict of modules whose parameters belong to the parent."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        for name, module in (modules or {}).items():
+            self[name] = module
+
+    def __setitem__(self, name, module):
+        setattr(self, name, module)
+
+    def __getitem__(self, name):
+        if name not in self._module_names:
+            raise KeyError(name)
+        return self.__dict__[name]
+
+    def __contains__(self, name):
+        return name in self._module_names
+
+    def __len__(self):
+        return len(self._module_names)
+
+    def __iter__(self):
+        return iter(self._module_names)
+
+    def keys(self):
+        return list(self._module_names)
+
+    def values(self):
+        return list(self.children())
+
+    def items(self):
+        return list(self.named_children())

@@ -1,0 +1,5 @@
+"""transformer: the encoder-decoder of "Attention Is All You Need", built on minigrad."""
+
+from .attention import AttentionRecorder, MultiHeadAttention  # noqa: F401
+from .config import TransformerConfig  # noqa: F401
+from .model import Transformer  # noqa: F401

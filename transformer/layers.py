@@ -1,0 +1,92 @@
+"""The blocks of the stacks: ResidualBlock (norm placement + residual mode around one
+sublayer), the position-wise feed-forward network, EncoderLayer and DecoderLayer."""
+
+import minigrad as mg
+from minigrad import nn
+
+from .attention import MultiHeadAttention
+
+
+class ResidualBlock(nn.Module):
+    """One sublayer F with its residual connection, dropout and LayerNorm (paper §5.4).
+
+    residual="standard": post-LN LN(x + F(x)) (the paper) or pre-LN x + F(LN(x));
+    residual="none": LN(F(x)) or F(LN(x)); residual="rezero": x + α·F(x), α learned from 0,
+    no LayerNorm. The one place the study tools observe (x, F(x), s, output): set
+    `observer(block, x, branch, s, out)` to see them."""
+
+    def __init__(self, sublayer, d_model, dropout, norm_first=False, residual="standard"):
+        super().__init__()
+        self.sublayer = sublayer
+        self.norm_first, self.residual = norm_first, residual
+        self.dropout = nn.Dropout(dropout)
+        if residual == "rezero":
+            self.alpha = nn.Parameter(mg.zeros(()))
+        else:
+            self.norm = nn.LayerNorm(d_model)
+        self.observer = None
+
+    def forward(self, x, *args, **kwargs):
+        inner = self.norm(x) if self.norm_first and self.residual != "rezero" else x
+        branch = self.dropout(self.sublayer(inner, *args, **kwargs))
+        if self.residual == "rezero":
+            branch = self.alpha * branch
+        s = x + branch if self.residual != "none" else branch
+        out = self.norm(s) if not self.norm_first and self.residual != "rezero" else s
+        if self.observer is not None:
+            self.observer(self, x, branch, s, out)
+        return out
+
+    def extra_repr(self):
+        return f"norm_first={self.norm_first}, residual={self.residual!r}"
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position alike (paper §3.3)."""
+
+    def __init__(self, d_model, d_ff, activation="relu"):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.activation = nn.ReLU() if activation == "relu" else nn.GELU()
+        self.linear2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.linear2(self.activation(self.linear1(x)))
+
+
+def _block(config, sublayer):
+    return ResidualBlock(sublayer, config.d_model, config.dropout, config.norm_first,
+                         config.residual)
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention over the source, then the feed-forward network."""
+
+    def __init__(self, config):
+        super().__init__()
+        attention = MultiHeadAttention(config.d_model, config.n_heads, config.attention_dropout)
+        self.self_attn = _block(config, attention)
+        self.ffn = _block(config, FeedForward(config.d_model, config.d_ff, config.activation))
+
+    def forward(self, x, src_mask=None):
+        x = self.self_attn(x, mask=src_mask)
+        return self.ffn(x)
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention over the target so far, attention over the encoder output
+    (keys and values from the memory), then the feed-forward network."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.self_attn = _block(config, MultiHeadAttention(
+            config.d_model, config.n_heads, config.attention_dropout))
+        self.cross_attn = _block(config, MultiHeadAttention(
+            config.d_model, config.n_heads, config.attention_dropout))
+        self.ffn = _block(config, FeedForward(config.d_model, config.d_ff, config.activation))
+
+    def forward(self, x, memory, src_mask=None, tgt_mask=None, cache=None):
+        x = self.self_attn(x, mask=tgt_mask, cache=None if cache is None else cache["self"])
+        x = self.cross_attn(x, memory, mask=src_mask,
+                            cache=None if cache is None else cache["cross"])
+        return self.ffn(x)
