@@ -21,4 +21,5 @@ from .ops.shape import (broadcast_to, concatenate, expand_dims, reshape, split, 
                         swapaxes, transpose)
 from .ops.indexing import index_add, topk
 from .gradcheck import gradcheck, gradgradcheck
-from . import nn, viz  # noqa: F401
+from .serialization import load, save
+from . import nn, optim, viz  # noqa: F401

@@ -237,13 +237,14 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
     order = _topological_order(roots)
     wanted = None if inputs is None else {id(t) for t in inputs}
     useful = None if wanted is None else _leading_to(order, wanted)
-    grads, found = {}, {}
+    grads, found, handed_out = {}, {}, set()
     for root, seed in zip(roots, seeds):
         previous = grads.get(id(root))
         grads[id(root)] = seed if previous is None else previous + seed
 
-    previous_mode = _GradMode.enabled
+    previous_mode, anomaly = _GradMode.enabled, _GradMode.anomaly
     _GradMode.enabled = create_graph
+    _GradMode.anomaly = False  # the ops inside a backward are checked as that op's backward
     try:
         for tensor in reversed(order):
             grad = grads.pop(id(tensor), None)
@@ -258,7 +259,10 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
                 found[id(tensor)] = grad
             fn = tensor.grad_fn
             if wanted is None and (fn is None or tensor._retains_grad):
-                tensor.grad = grad if tensor.grad is None else tensor.grad + grad
+                if tensor.grad is not None:
+                    tensor.grad = tensor.grad + grad
+                else:
+                    tensor.grad = grad if create_graph else _owned(grad, handed_out)
             if fn is None:
                 continue
             input_grads = fn.backward(grad)
@@ -270,7 +274,7 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
                         f"{fn.name}: backward gave a gradient of shape {parent_grad.shape} for "
                         f"an input of shape {parent.shape} (a bug in this op's backward)"
                     )
-                if _GradMode.anomaly and not _all_finite(fn.xp, parent_grad.data):
+                if anomaly and not _all_finite(fn.xp, parent_grad.data):
                     raise AnomalyError(
                         f"{fn.name}: backward produced NaN/Inf in the gradient of an input of "
                         f"shape {parent.shape}; op created at "
@@ -282,8 +286,18 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
             if not retain_graph:
                 fn.release()
     finally:
-        _GradMode.enabled = previous_mode
+        _GradMode.enabled, _GradMode.anomaly = previous_mode, anomaly
     return found
+
+
+def _owned(grad, handed_out):
+    """A gradient a tensor's `.grad` can own: not a view, writable, not given to another
+    tensor in this pass (so editing one `.grad` in place never changes another's)."""
+    data = grad.data
+    if id(grad) in handed_out or data.base is not None or not data.flags.writeable:
+        grad = Tensor._make(data.copy(), grad.backend)
+    handed_out.add(id(grad))
+    return grad
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -10,7 +10,7 @@ def to_dot(tensor, name="graph"):
 
     Ops are boxes labelled with op name, shape and dtype of their output; leaves that require
     grad are ellipses; constants are dashed ellipses."""
-    lines = [f"digraph {name} {{", "  rankdir=BT;", '  node [fontname="Helvetica"];']
+    lines = [f'digraph "{name}" {{', "  rankdir=BT;", '  node [fontname="Helvetica"];']
     ids, pending = {}, []
 
     def node_id(t):

@@ -1,5 +1,6 @@
 """The CUDA backend: CuPy arrays on one GPU. Imported only when a 'cuda' device is asked for."""
 
+import math
 import os
 
 from ..errors import DeviceError
@@ -28,7 +29,7 @@ def onehot_segment_sum(xp, indices, values, size):
     gathers of activations).
     """
     n = indices.shape[0]
-    flat = values.reshape(n, -1)
+    flat = values.reshape(n, math.prod(values.shape[1:]))  # (N, ...) -> (N, rest), N may be 0
     onehot = xp.zeros((size, n), dtype=values.dtype)
     onehot[indices, xp.arange(n)] = 1
     return (onehot @ flat).reshape((size,) + values.shape[1:])
@@ -45,17 +46,22 @@ class CupyGenerator:
         if seed is None:
             seed = int.from_bytes(os.urandom(4), "little")
         self.initial_seed = int(seed)
-        self.draws = 0
-        self.rng = self.xp.random.default_rng(self.initial_seed)
+        self._restart(0)
+
+    def _restart(self, draws):
+        """Continue with a stream that depends on (seed, draws) alone: a restore point."""
+        self.draws = draws
+        self.rng = self.xp.random.default_rng((self.initial_seed << 32) + draws)
 
     def state(self):
+        """The state; also a restore point, so the draws that follow are those that
+        `set_state` of this state gives (a CUDA generator's own state is not portable)."""
+        self._restart(self.draws)
         return {"seed": self.initial_seed, "draws": self.draws}
 
     def set_state(self, state):
-        """Reseed, then skip the draws made before (state is reproducible, not bitwise-fast)."""
-        self.seed(state["seed"])
-        self.draws = int(state["draws"])
-        self.rng = self.xp.random.default_rng((self.initial_seed << 32) + self.draws)
+        self.initial_seed = int(state["seed"])
+        self._restart(int(state["draws"]))
 
     def _next(self):
         self.draws += 1

@@ -29,7 +29,8 @@ class Add(BinaryFunction):
 
     def backward(self, grad):
         a, b = self.inputs
-        return unbroadcast(grad, a.shape), unbroadcast(grad, b.shape)
+        return (unbroadcast(grad, a.shape) if a.requires_grad else None,
+                unbroadcast(grad, b.shape) if b.requires_grad else None)
 
 
 class Subtract(BinaryFunction):
@@ -40,7 +41,8 @@ class Subtract(BinaryFunction):
 
     def backward(self, grad):
         a, b = self.inputs
-        return unbroadcast(grad, a.shape), unbroadcast(-grad, b.shape)
+        return (unbroadcast(grad, a.shape) if a.requires_grad else None,
+                unbroadcast(-grad, b.shape) if b.requires_grad else None)
 
 
 class Multiply(BinaryFunction):

@@ -20,6 +20,8 @@ class Vocab:
 
     def __init__(self, tokens):
         """Build from the full token list in id order: the specials, then distinct strings."""
+        if not isinstance(tokens, (list, tuple)):
+            raise TypeError(f"a vocabulary is a list of tokens, not {type(tokens).__name__}")
         self._tokens = tuple(tokens)
         if self._tokens[:len(SPECIALS)] != SPECIALS:
             raise ValueError(f"a vocabulary must start with {list(SPECIALS)}")
@@ -108,10 +110,7 @@ class Vocab:
         if record.get("version") != _VERSION:
             raise ValueError(f"{path}: vocabulary version {record.get('version')!r} is not "
                              f"supported (expected {_VERSION})")
-        tokens = record.get("tokens")
-        if not isinstance(tokens, list):
-            raise ValueError(f"{path}: 'tokens' must be a list of strings")
         try:
-            return cls(tokens)
-        except ValueError as error:
+            return cls(record.get("tokens"))
+        except (TypeError, ValueError) as error:
             raise ValueError(f"{path}: {error}") from None

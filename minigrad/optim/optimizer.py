@@ -1,0 +1,145 @@
+"""Optimizer: the base class of SGD, Adam and AdamW (parameter groups, state, checkpoints)."""
+
+from ..errors import CheckpointError, ConfigError
+from ..tensor import Tensor, as_array
+
+
+class Optimizer:
+    """Updates parameters from their gradients, as PyTorch's optimizers do.
+
+    `param_groups` is a list of dicts: "params" (the tensors) plus the hyperparameters of that
+    group, so that e.g. biases can have their own learning rate. `state[param]` holds what a
+    method keeps between steps ("step", the number of updates that parameter received, and the
+    arrays named by `_buffer_names`). Subclasses define `_update(param, state, group)`, which
+    changes `param.data` in place with array ops: a parameter's array is never replaced, so
+    anything holding it (a module, a view) stays valid.
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = dict(defaults)
+        self.param_groups = []
+        self.state = {}
+        self._workspace = {}
+        groups = [params] if isinstance(params, Tensor) else list(params)
+        if not groups:
+            raise ConfigError(f"{type(self).__name__}: got an empty list of parameters; pass "
+                              "model.parameters() after the model is built")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group):
+        """Add a group of parameters; hyperparameters it does not set take the defaults."""
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        taken = {id(p) for existing in self.param_groups for p in existing["params"]}
+        for param in params:
+            if not isinstance(param, Tensor):
+                raise TypeError(f"{type(self).__name__}: parameters must be Tensors, got "
+                                f"{type(param).__name__}")
+            if id(param) in taken:
+                raise ConfigError(f"{type(self).__name__}: a parameter of shape {param.shape} "
+                                  "appears twice in the parameter groups")
+            taken.add(id(param))
+        self.param_groups.append({**self.defaults, **group, "params": params})
+
+    def zero_grad(self):
+        """Forget every gradient (set to None), before the next backward pass."""
+        for group in self.param_groups:
+            for param in group["params"]:
+                param.grad = None
+
+    def step(self):
+        """One update of every parameter that has a gradient; the others are skipped."""
+        for group in self.param_groups:
+            for param in group["params"]:
+                if param.grad is None:
+                    continue
+                state = self.state.get(param)
+                if state is None:
+                    state = self.state[param] = self._new_state(param, group)
+                state["step"] += 1
+                self._update(param, state, group)
+
+    def _update(self, param, state, group):
+        """Change `param.data` in place from `param.grad.data`, which is never modified (the
+        engine may share one gradient array between parameters)."""
+        raise NotImplementedError
+
+    def _buffer_names(self, group):
+        """The names of the arrays this method keeps per parameter (each starts at zeros)."""
+        return ()
+
+    def _new_state(self, param, group):
+        xp = param.backend.xp
+        state = {"step": 0}
+        for name in self._buffer_names(group):
+            state[name] = xp.zeros_like(param.data)
+        return state
+
+    def _scratch(self, param):
+        """A work array of `param`'s shape, dtype and device, reused across parameters and
+        steps (allocating a fresh one each time made Adam 15-30% slower on large models)."""
+        key = (param.device, param.dtype)
+        buffer = self._workspace.get(key)
+        if buffer is None or buffer.size < param.size:
+            buffer = self._workspace[key] = param.backend.xp.empty(param.size, param.dtype)
+        return buffer[:param.size].reshape(param.shape)
+
+    # ----- checkpoints -------------------------------------------------------------------------
+    def state_dict(self):
+        """The hyperparameters of each group and the state of each parameter, by the
+        parameter's position (counting through the groups in order). Arrays are shared with the
+        optimizer, as PyTorch's; `mg.save` stores the whole dict."""
+        groups, states, position = [], [], 0
+        for group in self.param_groups:
+            params = group["params"]
+            groups.append({**group, "params": list(range(position, position + len(params)))})
+            states.extend(dict(self.state.get(param, {})) for param in params)
+            position += len(params)
+        return {"state": states, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Continue from `state_dict()` of an optimizer of the same kind over the same
+        parameters: hyperparameters and per-parameter state are copied in (nothing changes if
+        the checkpoint does not fit)."""
+        saved_groups, saved_states = state_dict["param_groups"], state_dict["state"]
+        sizes = [len(group["params"]) for group in self.param_groups]
+        saved_sizes = [len(group["params"]) for group in saved_groups]
+        if sizes != saved_sizes or len(saved_states) != sum(sizes):
+            raise CheckpointError(
+                f"{type(self).__name__}.load_state_dict: the checkpoint has parameter groups of "
+                f"sizes {saved_sizes} and {len(saved_states)} parameter states, this optimizer "
+                f"has groups of sizes {sizes}")
+        hyperparameters = [{key: value for key, value in saved.items() if key != "params"}
+                           for saved in saved_groups]
+        restored = {}
+        position = 0
+        for group, saved_group in zip(self.param_groups, hyperparameters):
+            for param in group["params"]:
+                saved = saved_states[position]
+                if saved:
+                    restored[param] = self._restored_state(
+                        position, param, saved, {**group, **saved_group})
+                position += 1
+        for group, saved_group in zip(self.param_groups, hyperparameters):
+            group.update(saved_group)
+        self.state = restored
+
+    def _restored_state(self, position, param, saved, group):
+        """A parameter's saved state, checked against this optimizer, copied to the parameter's
+        device and dtype."""
+        prefix = f"{type(self).__name__}.load_state_dict: parameter {position}"
+        expected = {"step", *self._buffer_names(group)}
+        if set(saved) != expected:
+            raise CheckpointError(f"{prefix}: the checkpoint holds {sorted(saved)}, this "
+                                  f"optimizer needs {sorted(expected)} (another optimizer kind?)")
+        state = {"step": int(saved["step"])}
+        for name in self._buffer_names(group):
+            shape = tuple(saved[name].shape)
+            if shape != param.shape:
+                raise CheckpointError(f"{prefix}: '{name}' has shape {shape}, the parameter "
+                                      f"{param.shape}")
+            state[name] = as_array(saved[name], param.dtype, param.backend)
+        return state

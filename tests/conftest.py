@@ -1,0 +1,42 @@
+"""Shared test setup: hypothesis profiles and the `device` fixture.
+
+Profiles (env HYPOTHESIS_PROFILE; default `ci` when env CI is set, else `dev`):
+`ci` bounded and derandomized, `dev` quick and random, `thorough` many examples, `gpu` few.
+"""
+
+import os
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, max_examples=20, deadline=None,
+                          print_blob=True)
+settings.register_profile("dev", max_examples=10, deadline=None)
+settings.register_profile("thorough", max_examples=200, deadline=None)
+settings.register_profile("gpu", derandomize=True, max_examples=3, deadline=None,
+                          print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def cuda_available():
+    """Whether CuPy is installed and sees a GPU."""
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except (ImportError, RuntimeError):  # no CuPy, or CuPy's CUDARuntimeError: no driver
+        return False
+
+
+DEVICES = [
+    pytest.param("cpu", id="cpu"),
+    pytest.param("cuda", id="cuda", marks=[
+        pytest.mark.gpu,
+        pytest.mark.skipif(not cuda_available(), reason="needs CuPy and a CUDA GPU")]),
+]
+
+
+@pytest.fixture(params=DEVICES, scope="session")  # session scope: usable with @given
+def device(request):
+    """Each available device in turn: 'cpu' always, 'cuda' where CuPy finds a GPU."""
+    return request.param

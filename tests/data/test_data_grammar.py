@@ -1,0 +1,385 @@
+"""toy-en-es, checked on the Spanish side by rules of Spanish written here, independently
+of the grammar's word tables: article, noun and adjective agree by their endings; the
+verb ends in -n exactly when its subject is plural; "no" comes right before the verb;
+"de" phrases follow the noun; "del"/"al" replace "de el"/"a el"."""
+
+import random
+from collections import Counter
+from itertools import pairwise
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from transformer.data import Example, detokenize, grammar, tokenize, toy_en_es
+from transformer.data.grammar import (
+    ARTICLE_EXAMPLES,
+    HELD_OUT_ADJECTIVE_NOUNS,
+    HELD_OUT_NEGATED_VERBS,
+    held_out_combinations,
+    translate_known,
+)
+from transformer.data.lexicon import ADJECTIVES, NOUNS, VERBS
+from transformer.data.parse import parse
+from transformer.data.phenomena import CONSTRUCTIONS, PHENOMENA, construction
+from transformer.data.syntax import english, spanish
+
+# --- Spanish, written down independently -------------------------------------------------
+ARTICLES = {"el": ("m", False), "la": ("f", False), "los": ("m", True), "las": ("f", True),
+            "del": ("m", False), "al": ("m", False)}
+COPULAS = {"es", "son", "era", "eran", "será", "serán",
+           "está", "están", "estaba", "estaban", "estará", "estarán"}
+ESTAR = {"está", "están", "estaba", "estaban", "estará", "estarán"}
+PLACE_PREPOSITIONS = {"en", "sobre", "debajo", "cerca"}
+FUNCTION_WORDS = set(ARTICLES) | COPULAS | PLACE_PREPOSITIONS | {
+    "de", "a", "y", "no", "porque", "demasiado"}
+MASCULINE_IN_A = {"mapa", "mapas", "día", "días", "problema", "problemas"}
+FEMININE_IN_O = {"mano", "manos", "foto", "fotos"}
+IRREGULAR_PRETERITES = {"fue", "vio", "tuvo", "hizo", "trajo", "vino", "dio", "puso"}
+# English adjectives whose Spanish copula is known: states take estar, properties ser.
+STATES = {"tired", "happy", "sad", "hungry", "sick", "angry", "open", "broken", "cold", "wet"}
+PROPERTIES = {"blue", "red", "black", "white", "green", "big", "small", "old", "young", "tall"}
+
+
+def noun_gender(noun):
+    """The gender a Spanish noun's ending shows, or None when the ending does not tell."""
+    if noun in MASCULINE_IN_A or noun in FEMININE_IN_O:
+        return "m" if noun in MASCULINE_IN_A else "f"
+    if noun.endswith(("ión", "iones", "dad", "dades", "triz", "trices", "a", "as")):
+        return "f"
+    return "m" if noun.endswith(("o", "os")) else None
+
+
+def adjective_gender(adjective):
+    """-o/-os masculine, -a/-as feminine; other endings (-e, consonant) show no gender."""
+    return {"o": "m", "a": "f"}.get(adjective.rstrip("s")[-1:])
+
+
+def predicate_words(examples, copulas, skip):
+    """Words right after a copula (past `skip` words): the adjectives of a language."""
+    words = set()
+    for sentence in examples:
+        tokens = tokenize(sentence)
+        for i, token in enumerate(tokens[:-1]):
+            if token in copulas:
+                j = i + 1
+                while j < len(tokens) - 1 and tokens[j] in skip:
+                    j += 1
+                words.add(tokens[j])
+    return words - FUNCTION_WORDS - PLACE_PREPOSITIONS - {"in", "on", "under", "near"}
+
+
+class Checker:
+    """Checks a (source, target) pair by rules of Spanish, English used only for counts."""
+
+    def __init__(self, examples):
+        self.adjectives = predicate_words([e.tgt for e in examples], COPULAS, {"no", "demasiado"})
+        self.english_adjectives = predicate_words(
+            [e.src for e in examples], {"is", "are", "was", "were", "be", "isn't", "aren't",
+                                        "wasn't", "weren't"}, {"not", "too"})
+
+    def phrase_end(self, tokens, i):
+        """End of the noun phrase whose article is at i: noun, adjective, 'de' owner."""
+        j = i + 2
+        if j < len(tokens) and tokens[j] in self.adjectives:
+            j += 1
+        if j < len(tokens) and tokens[j] == "de":
+            return self.phrase_end(tokens, j + 1)
+        if j < len(tokens) and tokens[j] == "del":
+            return self.phrase_end(tokens, j)
+        return j
+
+    def check(self, source, target):
+        en, es = tokenize(source), tokenize(target)
+        assert detokenize(en) == source and detokenize(es) == target
+        assert 3 <= len(en) - en.count("'s") - en.count("'") <= 14
+        self.check_noun_phrases(en, es)
+        subject_gender, plural, end = self.check_subject(es)
+        self.check_predicate(en, es, end, subject_gender, plural)
+        self.check_negation(en, es, end)
+        self.check_possessives(en, es)
+        assert not {("de", "el"), ("a", "el")} & set(pairwise(es)), es
+        if "because" in en:
+            self.check_reason(en, es, subject_gender, plural)
+        else:
+            assert "porque" not in es
+
+    def check_noun_phrases(self, en, es):
+        """Article, noun and adjective agree; the adjective follows the noun."""
+        spanish_adjectives = 0
+        for i, token in enumerate(es):
+            if token not in ARTICLES:
+                continue
+            gender, plural = ARTICLES[token]
+            noun = es[i + 1]
+            assert noun not in FUNCTION_WORDS and noun not in self.adjectives, (es, noun)
+            assert noun.endswith("s") == plural, (es, noun)
+            assert noun_gender(noun) in (None, gender), (es, noun)
+            if i + 2 < len(es) and es[i + 2] in self.adjectives:
+                spanish_adjectives += 1
+                adjective = es[i + 2]
+                assert adjective.endswith("s") == plural, (es, adjective)
+                assert adjective_gender(adjective) in (None, gender), (es, adjective)
+        english_adjectives = sum(word in self.english_adjectives and before in ("the", "'s", "'")
+                                 for before, word in pairwise(en))
+        assert spanish_adjectives == english_adjectives, (en, es)
+
+    def check_subject(self, es):
+        """The subject's gender and number (a coordination is plural, feminine only if
+        all of it is), and where it ends."""
+        assert es[0] in ARTICLES
+        heads, end = [0], self.phrase_end(es, 0)
+        if end < len(es) and es[end] == "y":
+            heads.append(end + 1)
+            end = self.phrase_end(es, end + 1)
+        genders = {ARTICLES[es[i]][0] for i in heads}
+        plural = len(heads) > 1 or ARTICLES[es[0]][1]
+        return ("f" if genders == {"f"} else "m"), plural, end
+
+    def check_predicate(self, en, es, end, gender, plural):
+        verb_at = end + (es[end] == "no")
+        verb = es[verb_at]
+        self.check_verb(en, verb, plural)
+        if verb in COPULAS:
+            self.check_description(en, es, verb_at, gender, plural)
+
+    def check_verb(self, en, verb, plural):
+        """Number by the -n ending; the future by -rá/-rán; do-support past → preterite."""
+        assert verb not in FUNCTION_WORDS - COPULAS and verb not in self.adjectives, verb
+        assert verb.endswith("n") == plural, (en, verb)
+        main = en[:en.index("because")] if "because" in en else en
+        is_future = "will" in main or "won't" in main
+        assert verb.endswith(("rá", "rán")) == is_future, (en, verb)
+        if "did" in main or "didn't" in main:
+            assert verb.endswith(("ó", "ron")) or verb in IRREGULAR_PRETERITES, (en, verb)
+        if {"do", "does", "don't", "doesn't"} & set(main):
+            assert not verb.endswith(("ó", "ron", "rá", "rán")), (en, verb)
+        if {"was", "were", "wasn't", "weren't"} & set(main):
+            assert verb in {"era", "eran", "estaba", "estaban"}, (en, verb)
+
+    def check_description(self, en, es, copula_at, gender, plural):
+        """ser/estar by meaning; a predicate adjective agrees with the subject."""
+        after = es[copula_at + 1:]
+        if after[0] in PLACE_PREPOSITIONS:
+            assert es[copula_at] in ESTAR, es
+            return
+        adjective = after[1] if after[0] == "demasiado" else after[0]
+        assert adjective in self.adjectives, es
+        assert adjective.endswith("s") == plural, es
+        assert adjective_gender(adjective) in (None, gender), es
+        english_adjective = en[en.index("too") + 1] if "too" in en else None
+        for word in [english_adjective] if english_adjective else en:
+            if word in STATES:
+                assert es[copula_at] in ESTAR, (en, es)
+            if word in PROPERTIES and "because" not in en and word == en[-1]:
+                assert es[copula_at] not in ESTAR, (en, es)
+
+    def check_negation(self, en, es, end):
+        """One "no" per English negation, right after the subject (or "porque"), right
+        before the verb."""
+        negations = sum(word == "not" or word.endswith("n't") for word in en)
+        positions = [i for i, word in enumerate(es) if word == "no"]
+        assert len(positions) == negations, (en, es)
+        for i in positions:
+            assert i == end or es[i - 1] == "porque", es
+            assert es[i + 1] not in FUNCTION_WORDS - COPULAS, es
+
+    def check_possessives(self, en, es):
+        """One "de" phrase per English possessive, right after a noun (or its adjective)."""
+        owners = [i for i, word in enumerate(es)
+                  if word in ("de", "del") and es[i - 1] not in ("debajo", "cerca")]
+        assert len(owners) == en.count("'s") + en.count("'"), (en, es)
+        for i in owners:
+            assert es[i - 2] in ARTICLES or (es[i - 3] in ARTICLES and es[i - 1]
+                                             in self.adjectives), es
+
+    def check_reason(self, en, es, gender, plural):
+        """'porque' + [no] copula + [demasiado] adjective, agreeing with the subject; the
+        English pronoun refers to the subject."""
+        pronoun = en[en.index("because") + 1]
+        assert (pronoun == "they") == plural
+        assert pronoun not in ("he", "she") or {"he": "m", "she": "f"}[pronoun] == gender
+        at = es.index("porque")
+        copula_at = at + 1 + (es[at + 1] == "no")
+        assert es[copula_at] in COPULAS and es[copula_at].endswith("n") == plural, es
+        assert ("demasiado" in es) == ("too" in en)
+        self.check_description(en, es, copula_at, gender, plural)
+
+
+# --- the data set ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def data():
+    return toy_en_es(0)
+
+
+@pytest.fixture(scope="module")
+def checker(data):
+    return Checker([e for split in data.values() for e in split])
+
+
+def test_default_sizes(data):
+    assert {name: len(split) for name, split in data.items()} == {
+        "train": 50_000, "valid": 1_000, "test": 2_000, "compositional": 1_000}
+    assert all(isinstance(e, Example) for split in data.values() for e in split)
+    assert len({e.src for e in data["train"]}) == 50_000
+
+
+def test_article_examples_are_reproduced_and_in_train(data):
+    assert translate_known("the ball is blue") == "la bola es azul"
+    assert translate_known("the black cat drank the milk") == "el gato negro bebió la leche"
+    assert (translate_known("the animal didn't cross the street because it was too tired")
+            == "el animal no cruzó la calle porque estaba demasiado cansado")
+    train = {(e.src, e.tgt) for e in data["train"]}
+    for source, _ in ARTICLE_EXAMPLES:
+        assert (source, translate_known(source)) in train
+        assert held_out_combinations(parse(source)) == set()
+
+
+@pytest.mark.parametrize("english_text, spanish_text", [
+    ("the boy had the ball", "el niño tuvo la bola"),
+    ("the girls made the cake", "las niñas hicieron el pastel"),
+    ("the boy went to the park", "el niño fue al parque"),
+    ("the dogs ate the bread", "los perros comieron el pan"),
+    ("the dog eats the bread", "el perro come el pan"),
+    ("the dogs eat the bread", "los perros comen el pan"),
+    ("the dog was tired", "el perro estaba cansado"),
+    ("the dog does not eat the bread", "el perro no come el pan"),
+    ("the dogs don't drink the milk", "los perros no beben la leche"),
+    ("the girl doesn't see the boy", "la niña no ve al niño"),
+    ("the women won't walk to the park", "las mujeres no caminarán al parque"),
+    ("the girl's red book is on the table", "el libro rojo de la niña está sobre la mesa"),
+    ("the boy's dog is hungry", "el perro del niño está hambriento"),
+    ("the girls' dogs are happy", "los perros de las niñas están felices"),
+    ("the girl walks to the park", "la niña camina al parque"),
+    ("the cat is tired", "el gato está cansado"),
+    ("the book is in the house", "el libro está en la casa"),
+    ("the balls are green", "las bolas son verdes"),
+    ("the girl and the woman were happy", "la niña y la mujer estaban felices"),
+    ("the girl and the boy will be tired", "la niña y el niño estarán cansados"),
+    ("the mice are under the bed", "los ratones están debajo de la cama"),
+    ("the girl didn't eat the bread because she was too tired",
+     "la niña no comió el pan porque estaba demasiado cansada"),
+    ("the girls will not eat the bread because they will be too tired",
+     "las niñas no comerán el pan porque estarán demasiado cansadas"),
+])
+def test_translations(english_text, spanish_text):
+    assert translate_known(english_text) == spanish_text
+
+
+@pytest.mark.parametrize("text", [
+    "the dog eat the bread", "the dogs eats the bread", "the dog eats the", "hello world",
+    "the dog is tired because he was tired", "the dog does not eats the bread",
+    "the dog is tired because it ate the bread", "the girls's book is red",
+])
+def test_sentences_outside_the_grammar_are_rejected(text):
+    with pytest.raises(ValueError):
+        translate_known(text)
+
+
+def test_every_pair_is_well_formed(data, checker):
+    for split in data.values():
+        for example in split:
+            checker.check(example.src, example.tgt)
+
+
+@pytest.mark.parametrize("source, wrong", [
+    ("the black cat drank the milk", "el negro gato bebió la leche"),
+    ("the black cat drank the milk", "el gato negra bebió la leche"),
+    ("the black cat drank the milk", "los gato negro bebió la leche"),
+    ("the black cat drank the milk", "el gato negro bebieron la leche"),
+    ("the dog does not eat the bread", "el perro come no el pan"),
+    ("the dog does not eat the bread", "el perro come el pan"),
+    ("the dog didn't eat the bread", "el perro no come el pan"),
+    ("the dog won't eat the bread", "el perro no comió el pan"),
+    ("the boy's dog is hungry", "el perro de el niño está hambriento"),
+    ("the boy's dog is hungry", "el perro del niño está hambrienta"),
+    ("the girl's dog is hungry", "de la niña el perro está hambriento"),
+    ("the girl walks to the park", "la niña camina a el parque"),
+    ("the cat is tired", "el gato es cansado"),
+    ("the ball is blue", "la bola está azul"),
+    ("the book is in the house", "el libro es en la casa"),
+    ("the girls were tired", "las niñas era cansadas"),
+    ("the girl and the boy are tired", "la niña y el niño están cansadas"),
+    ("the dog was tired", "el perro es cansado"),
+    ("the girl didn't eat the bread because she was too tired",
+     "la niña no comió el pan porque estaba demasiado cansado"),
+    ("the girl didn't eat the bread because she was too tired",
+     "la niña no comió el pan porque ella estaba demasiado cansada"),
+    ("the girl didn't eat the bread because she was too tired",
+     "la niña no comió el pan porque estaba cansada"),
+])
+def test_checker_catches_mistakes(checker, source, wrong):
+    with pytest.raises(AssertionError):
+        checker.check(source, wrong)
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from(sorted(PHENOMENA)))
+def test_generated_sentences_translate_and_are_well_formed(checker, seed, phenomenon):
+    sentence = PHENOMENA[phenomenon](random.Random(seed))
+    source, target = detokenize(english(sentence)), detokenize(spanish(sentence))
+    assert translate_known(source) == target
+    checker.check(source, target)
+
+
+def test_translation_function_agrees_with_the_data(data):
+    for example in data["valid"] + data["test"] + data["compositional"]:
+        assert translate_known(example.src) == example.tgt
+
+
+def test_splits_are_disjoint_by_source(data):
+    sources = [e.src for split in data.values() for e in split]
+    assert len(sources) == len(set(sources))
+
+
+def test_compositional_split(data):
+    combinations = [held_out_combinations(parse(e.src)) for e in data["compositional"]]
+    assert all(combinations)
+    seen = set().union(*combinations)
+    assert seen == HELD_OUT_ADJECTIVE_NOUNS | HELD_OUT_NEGATED_VERBS
+    for split in ("train", "valid", "test"):
+        assert not any(held_out_combinations(parse(e.src)) for e in data[split])
+    train_words = {w for e in data["train"] for w in tokenize(e.src) + tokenize(e.tgt)}
+    for example in data["compositional"]:
+        assert set(tokenize(example.src) + tokenize(example.tgt)) <= train_words, example
+
+
+def test_phenomena_and_constructions(data):
+    assert len(PHENOMENA) == 8
+    for split in ("train", "valid", "test"):
+        counts = Counter(e.phenomenon for e in data[split])
+        assert set(counts) == set(PHENOMENA), counts
+    counts = Counter(e.phenomenon for e in data["train"])
+    assert min(counts.values()) > 0.8 * len(data["train"]) / len(PHENOMENA)
+    assert len(CONSTRUCTIONS) >= 10
+    assert {construction(parse(e.src)) for e in data["test"]} == set(CONSTRUCTIONS)
+
+
+def test_lexicon_size():
+    assert len({n.english for n in NOUNS}) >= 60
+    assert len({a.english for a in ADJECTIVES}) >= 30
+    assert len({v.english[0] for v in VERBS}) >= 20
+    assert all(n.countable for n in NOUNS if n.kinds & {"person", "animal", "place"})
+
+
+def test_no_spanish_verb_form_is_an_adjective_or_noun():
+    """What lets the checker above tell verbs from adjectives by position alone."""
+    verb_forms = {form for verb in VERBS for form in verb.spanish}
+    adjective_forms = {form for adjective in ADJECTIVES for form in adjective.forms}
+    noun_forms = {form for noun in NOUNS for form in (noun.spanish, noun.spanish_plural)}
+    assert not verb_forms & (adjective_forms | noun_forms)
+
+
+def test_deterministic_from_the_seed():
+    sizes = {"n_train": 300, "n_valid": 30, "n_test": 30, "n_compositional": 30}
+    first, again, other = toy_en_es(7, **sizes), toy_en_es(7, **sizes), toy_en_es(8, **sizes)
+    assert first == again
+    assert first["train"] != other["train"]
+    assert {name: len(split) for name, split in first.items()} == {
+        "train": 300, "valid": 30, "test": 30, "compositional": 30}
+
+
+def test_running_out_of_sentences(monkeypatch):
+    only = parse("the ball is blue")
+    monkeypatch.setattr(grammar, "PHENOMENA", {"ser_estar": lambda rng: only})
+    with pytest.raises(ValueError, match="ran out"):
+        toy_en_es(0, n_train=10, n_valid=0, n_test=0, n_compositional=0)

@@ -1,0 +1,171 @@
+"""The autograd engine: freed graphs, seeds, deep graphs, hooks, grad(), grad modes and
+anomaly mode."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.errors import AnomalyError, GraphError, ShapeError
+
+
+def leaf(values):
+    return mg.tensor(np.asarray(values, dtype=np.float64), requires_grad=True)
+
+
+def test_backward_twice_through_a_freed_graph_names_retain_graph():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(GraphError, match="retain_graph"):
+        y.backward()
+
+
+def test_retain_graph_allows_a_second_backward():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * x.numpy())
+
+
+def test_leaves_accumulate_gradients_across_backward_calls():
+    x = leaf([1.0, -3.0])
+    (x * 3).sum().backward()
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 + 2 * x.numpy())
+
+
+def test_non_scalar_backward_needs_a_gradient():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    with pytest.raises(GraphError, match=r"shape \(2,\)"):
+        y.backward()
+    y.backward(mg.tensor([1.0, -1.0], dtype="float64"))
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, -2.0])
+
+
+def test_gradient_of_the_wrong_shape_is_refused():
+    y = leaf([1.0, 2.0]) * 2
+    with pytest.raises(ShapeError, match=r"\(3,\).*\(2,\)"):
+        y.backward(mg.tensor([1.0, 1.0, 1.0], dtype="float64"))
+
+
+def test_backward_of_a_constant_is_refused():
+    with pytest.raises(GraphError, match="does not require grad"):
+        mg.tensor([1.0]).sum().backward()
+
+
+def test_a_chain_of_100000_ops_goes_backward_without_recursion():
+    x = leaf([0.5])
+    y = x
+    for _ in range(100_000):
+        y = y + 1.0
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0])
+
+
+def test_hooks_see_and_replace_gradients_until_removed():
+    x = leaf([1.0, 2.0])
+    seen = []
+
+    def times_ten(grad):
+        seen.append(grad.numpy())
+        return grad * 10
+
+    y = x * 2
+    handle = y.register_hook(times_ten)
+    (y * mg.tensor([1.0, 3.0], dtype="float64")).sum().backward()
+    np.testing.assert_allclose(seen[0], [1.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 60.0])
+
+    handle.remove()
+    x.grad = None
+    y = x * 2
+    y.register_hook(lambda grad: None)  # a hook returning None leaves the gradient as is
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+    assert len(seen) == 1
+
+
+def test_hook_on_a_leaf_replaces_what_accumulates():
+    x = leaf([1.0, 2.0])
+    x.register_hook(lambda grad: grad * 0)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
+def test_retain_grad_keeps_a_non_leaf_gradient():
+    x = leaf([1.0, 2.0])
+    y = x * 3
+    z = y * y
+    y.retain_grad()
+    z.sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), 2 * y.numpy())
+    assert z.grad is None
+
+
+def test_grad_with_create_graph_gives_second_derivatives():
+    x = leaf([1.0, -2.0, 0.5])
+    (first,) = mg.grad((x ** 3).sum(), x, create_graph=True)
+    np.testing.assert_allclose(first.numpy(), 3 * x.numpy() ** 2)
+    (second,) = mg.grad(first.sum(), x)
+    np.testing.assert_allclose(second.numpy(), 6 * x.numpy())
+    assert x.grad is None  # grad() returns gradients, it does not accumulate them
+
+
+def test_grad_of_an_unused_input():
+    x, unused = leaf([1.0]), leaf([2.0])
+    y = (x * x).sum()
+    with pytest.raises(GraphError, match="allow_unused"):
+        mg.grad(y, [x, unused], retain_graph=True)
+    gx, gu = mg.grad(y, [x, unused], allow_unused=True)
+    np.testing.assert_allclose(gx.numpy(), [2.0])
+    assert gu is None
+
+
+def test_no_grad_records_nothing_and_enable_grad_records_inside_it():
+    x = leaf([1.0])
+    with mg.no_grad():
+        y = x * 2
+        with mg.enable_grad():
+            z = x * 2
+    assert y.grad_fn is None and not y.requires_grad
+    assert z.grad_fn is not None and z.requires_grad
+    assert mg.is_grad_enabled()
+
+
+def test_no_grad_as_a_decorator():
+    @mg.no_grad()
+    def double(t):
+        return t * 2
+
+    assert double(leaf([1.0])).grad_fn is None
+    assert mg.is_grad_enabled()
+
+
+def test_backward_records_nothing_without_create_graph():
+    x = leaf([1.0, 2.0])
+    (x * x).sum().backward()
+    assert x.grad.grad_fn is None and not x.grad.requires_grad
+
+
+def test_detect_anomaly_names_the_op_and_where_it_was_created_in_forward():
+    x = leaf([-1.0, 1.0])
+    with np.errstate(invalid="ignore"), mg.detect_anomaly(), pytest.raises(
+            AnomalyError, match=r"log.*test_autograd\.py"):
+        mg.log(x)
+
+
+def test_detect_anomaly_names_the_op_whose_backward_made_a_nan():
+    x = leaf([0.0, 4.0])
+    with np.errstate(divide="ignore"), mg.detect_anomaly():
+        y = mg.sqrt(x).sum()
+        with pytest.raises(AnomalyError, match=r"sqrt.*test_autograd\.py"):
+            y.backward()
+
+
+def test_without_anomaly_mode_a_nan_passes_silently():
+    x = leaf([0.0])
+    with np.errstate(divide="ignore"):
+        mg.sqrt(x).sum().backward()
+    assert np.isinf(x.grad.numpy()).all()

@@ -1,0 +1,121 @@
+"""Each error minigrad raises on purpose: its class, and a message naming the op, the shapes /
+dtypes / devices involved, and what to do."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import Function
+from minigrad.backend.cupy_backend import CupyBackend
+from minigrad.errors import (
+    DeviceError,
+    DTypeError,
+    GradcheckError,
+    GraphError,
+    MinigradError,
+    ShapeError,
+)
+from minigrad.nn import functional as F
+from minigrad.tensor import Tensor
+
+
+def test_error_classes_are_minigrad_errors_and_builtin_errors():
+    assert issubclass(ShapeError, MinigradError) and issubclass(ShapeError, ValueError)
+    assert issubclass(DTypeError, TypeError)
+    assert issubclass(DeviceError, RuntimeError) and issubclass(GraphError, RuntimeError)
+    assert issubclass(GradcheckError, AssertionError)
+
+
+def _float(*shape):
+    return mg.ones(*shape)
+
+
+def _ids(*values):
+    return mg.tensor(list(values))
+
+
+ERRORS = {
+    "matmul shapes": (lambda: _float(2, 3) @ _float(4, 5),
+                      ShapeError, ["matmul", r"\(2, 3\)", r"\(4, 5\)"]),
+    "broadcast": (lambda: _float(2, 3) + _float(4), ShapeError, ["add", r"\(2, 3\)", r"\(4,\)"]),
+    "where broadcast": (lambda: mg.where(mg.ones(2, dtype=bool), _float(3), 0.0),
+                        ShapeError, ["where", r"\(2,\)", r"\(3,\)"]),
+    "reshape": (lambda: _float(2, 3).reshape(4), ShapeError, ["reshape", r"\(2, 3\)", r"\(4,\)"]),
+    "transpose": (lambda: _float(2, 3).transpose(0, 0), ShapeError, ["transpose", r"\(2, 3\)"]),
+    "concatenate": (lambda: mg.concatenate([_float(2, 3), _float(2, 4)], axis=0),
+                    ShapeError, ["concatenate", r"\(2, 3\)", r"\(2, 4\)"]),
+    "axis": (lambda: _float(2, 3).sum(axis=2), ShapeError, ["sum", "axis 2"]),
+    "linear": (lambda: F.linear(_float(2, 3), _float(4, 5)),
+               ShapeError, ["linear", r"\(2, 3\)", r"\(4, 5\)"]),
+    "float op on ints": (lambda: mg.exp(_ids(1, 2)), DTypeError, ["exp", "int64"]),
+    "requires_grad on ints": (lambda: mg.tensor([1, 2], requires_grad=True),
+                              DTypeError, ["requires_grad", "int64"]),
+    "embedding ids float": (lambda: F.embedding(_float(2), _float(3, 2)),
+                            DTypeError, ["embedding", "float32"]),
+    "embedding ids range": (lambda: F.embedding(_ids(0, 5), _float(3, 2)),
+                            IndexError, ["embedding", r"\[0, 3\)", r"\[0, 5\]"]),
+    "cross_entropy target shape": (lambda: F.cross_entropy(_float(2, 3, 4), _ids(0, 1)),
+                                   ShapeError, ["cross_entropy", r"\(2, 3, 4\)", r"\(2, 3\)"]),
+    "cross_entropy target range": (lambda: F.cross_entropy(_float(2, 4), _ids(0, 4)),
+                                   IndexError, ["cross_entropy", r"\[0, 4\)"]),
+    "softmax mask dtype": (lambda: F.softmax(_float(2, 3), mask=_ids(0, 1, 1)),
+                           DTypeError, ["softmax", "boolean", "int64"]),
+    "masked_fill mask dtype": (lambda: _float(3).masked_fill(_float(3), 0.0),
+                               DTypeError, ["masked_fill", "boolean", "float32"]),
+    "attention mask shape": (
+        lambda: F.scaled_dot_product_attention(_float(1, 2, 4), _float(1, 3, 4), _float(1, 3, 4),
+                                               mask=mg.ones(5, dtype=bool)),
+        ShapeError, ["scaled_dot_product_attention", r"\(5,\)", r"\(1, 2, 3\)"]),
+    "unknown device": (lambda: mg.tensor([1.0], device="tpu"), DeviceError, ["'tpu'", "cuda"]),
+    "non-scalar backward": (lambda: (mg.tensor([1.0, 2.0], requires_grad=True) * 2).backward(),
+                            GraphError, ["backward", r"\(2,\)", "gradient"]),
+}
+
+
+@pytest.mark.parametrize("make, error, fragments", ERRORS.values(), ids=ERRORS.keys())
+def test_error_message(make, error, fragments):
+    with pytest.raises(error) as caught:
+        make()
+    for fragment in fragments:
+        assert caught.match(fragment)
+
+
+def _tensor_on_a_second_device():
+    """A tensor on a backend that is not the CPU one (CuPy's backend code, NumPy inside)."""
+    other = CupyBackend(0, xp=np)
+    return Tensor._make(np.ones(3, dtype=np.float32), other)
+
+
+def test_mixing_devices_names_the_op_and_both_devices():
+    with pytest.raises(DeviceError, match=r"add.*cuda:0.*cpu"):
+        _tensor_on_a_second_device() + mg.ones(3)
+    with pytest.raises(DeviceError, match=r"matmul.*cpu.*cuda:0"):
+        mg.ones(3) @ _tensor_on_a_second_device()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="CuPy is installed")
+def test_cuda_without_cupy_says_how_to_get_it():
+    with pytest.raises(DeviceError, match=r"CuPy.*gpu"):
+        mg.zeros(2, device="cuda")
+
+
+class WrongSquare(Function):
+    """x², with a backward that is deliberately wrong (3x instead of 2x)."""
+
+    name = "wrong_square"
+
+    def forward(self, x):
+        return x * x
+
+    def backward(self, grad):
+        return (grad * 3 * self.inputs[0],)
+
+
+def test_gradcheck_names_the_input_and_the_element():
+    good = mg.tensor([1.0, 2.0], requires_grad=True)
+    wrong = mg.tensor([[0.5, 1.5], [-1.0, 2.0]], requires_grad=True)
+    message = r"input 1 .* element \(\d, \d\).*analytical.*numerical"
+    with pytest.raises(GradcheckError, match=message):
+        mg.gradcheck(lambda a, b: a * 2 + WrongSquare.apply(b).sum(), [good, wrong])

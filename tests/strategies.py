@@ -1,0 +1,418 @@
+"""Hypothesis strategies made from the op registry's declarative input specs.
+
+`cases(op)` draws one call of `op.call`: a `Case` of positional and keyword arguments. A shape
+rule (one function per key of `registry.SHAPE_RULES`) draws the shapes, axes, indices and
+integer arguments, leaving a `Slot` where a tensor goes; the slots are then filled together
+with values in the spec's range, a margin away from its kinks (pairwise apart when the spec
+asks for distinct values). Arrays are NumPy float64 / bool / int64; the tests turn them into
+tensors of the dtype and device they check.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+from minigrad.ops.registry import SHAPE_RULES
+
+MAX_SIDE = 4  # every axis has 1-4 elements ...
+MAX_ELEMENTS = 32  # ... and a tensor at most 32: finite differences stay fast
+MARGIN = 0.1  # distance kept from an op's kinks
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A tensor to be filled: its shape and kind ("float" or "bool")."""
+
+    shape: tuple
+    kind: str = "float"
+
+
+@dataclass
+class Case:
+    """One call: `op.call(*args, **kwargs)`; arrays may sit inside tuples, lists and dicts."""
+
+    args: tuple
+    kwargs: dict
+
+    def arrays(self):
+        """Every array (or Slot) of the call, in the order `map_arrays` visits them."""
+        found = []
+        self.map_arrays(lambda a: found.append(a) or a)
+        return found
+
+    def map_arrays(self, fn):
+        """(args, kwargs) with every array (or Slot) `a` replaced by `fn(a)`."""
+        return _map(self.args, fn), _map(self.kwargs, fn)
+
+
+def _map(value, fn):
+    if isinstance(value, (np.ndarray, Slot)):
+        return fn(value)
+    if isinstance(value, tuple):
+        return tuple(_map(v, fn) for v in value)
+    if isinstance(value, list):
+        return [_map(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: _map(v, fn) for k, v in value.items()}
+    return value
+
+
+# ----- shapes and axes -----------------------------------------------------------------------
+
+@st.composite
+def shapes(draw, min_ndim=0, max_ndim=4, max_elements=MAX_ELEMENTS):
+    """0-4 axes of 1-4 elements, at most `max_elements` in all."""
+    ndim = draw(st.integers(min_ndim, max_ndim))
+    shape, budget = [], max_elements
+    for _ in range(ndim):
+        side = draw(st.integers(1, max(1, min(MAX_SIDE, budget))))
+        shape.append(side)
+        budget //= side
+    return tuple(shape)
+
+
+@st.composite
+def broadcastable_to(draw, shape):
+    """A shape that broadcasts to `shape`: some leading axes dropped, some axes set to 1."""
+    kept = shape[draw(st.integers(0, len(shape))):]
+    return tuple(1 if draw(st.booleans()) else n for n in kept)
+
+
+@st.composite
+def broadcasting_shapes(draw, count, max_ndim=4, max_elements=MAX_ELEMENTS):
+    base = draw(shapes(max_ndim=max_ndim, max_elements=max_elements))
+    return [draw(broadcastable_to(base)) for _ in range(count)]
+
+
+def axis(ndim):
+    """One axis of `ndim` dimensions, negative or not."""
+    return st.integers(-ndim, ndim - 1)
+
+
+@st.composite
+def axes(draw, ndim):
+    """None, one axis, or a tuple of distinct axes (each maybe negative)."""
+    if ndim == 0:
+        return draw(st.sampled_from([None, ()]))
+    kind = draw(st.sampled_from(["none", "int", "tuple"]))
+    if kind == "none":
+        return None
+    if kind == "int":
+        return draw(axis(ndim))
+    chosen = draw(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim))
+    return tuple(a - ndim if draw(st.booleans()) else a for a in chosen)
+
+
+def _optional(strategy):
+    return st.one_of(st.none(), strategy)
+
+
+# ----- one strategy per shape rule: (args, kwargs) with Slots where tensors go ----------------
+
+@st.composite
+def unary(draw, spec):
+    return (Slot(draw(shapes(min_ndim=spec.min_ndim)), spec.dtype),), {}
+
+
+@st.composite
+def elementwise(draw, spec):
+    return tuple(Slot(s, spec.dtype) for s in draw(broadcasting_shapes(2))), {}
+
+
+@st.composite
+def where(draw, spec):
+    condition, a, b = draw(broadcasting_shapes(3))
+    return (Slot(condition, "bool"), Slot(a), Slot(b)), {}
+
+
+@st.composite
+def masked_fill(draw, spec):
+    shape = draw(shapes())
+    return (Slot(shape), Slot(draw(broadcastable_to(shape)), "bool")), {}
+
+
+@st.composite
+def reduce(draw, spec):
+    shape = draw(shapes())
+    return (Slot(shape, spec.dtype),), {"axis": draw(axes(len(shape))),
+                                        "keepdims": draw(st.booleans())}
+
+
+@st.composite
+def arg_reduce(draw, spec):
+    shape = draw(shapes())
+    chosen = draw(_optional(axis(len(shape)))) if shape else None
+    return (Slot(shape),), {"axis": chosen, "keepdims": draw(st.booleans())}
+
+
+@st.composite
+def softmax_like(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    kwargs = {"axis": draw(axis(len(shape)))}
+    if spec.mask:
+        kwargs["mask"] = draw(_optional(broadcastable_to(shape).map(lambda s: Slot(s, "bool"))))
+    return (Slot(shape),), kwargs
+
+
+@st.composite
+def matmul(draw, spec):
+    batch_a, batch_b = draw(broadcasting_shapes(2, max_ndim=2, max_elements=4))
+    m, n, p = (draw(st.integers(1, MAX_SIDE)) for _ in range(3))
+    a = (n,) if draw(st.booleans()) else batch_a + (m, n)
+    b = (n,) if draw(st.booleans()) else batch_b + (n, p)
+    return (Slot(a), Slot(b)), {}
+
+
+def _divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@st.composite
+def reshape(draw, spec):
+    shape = draw(shapes())
+    remaining, target = math.prod(shape), []
+    for _ in range(draw(st.integers(0, 3))):
+        side = draw(st.sampled_from(_divisors(remaining)))
+        target.append(side)
+        remaining //= side
+    target.append(remaining)
+    if draw(st.booleans()):
+        target[draw(st.integers(0, len(target) - 1))] = -1
+    return (Slot(shape), tuple(target)), {}
+
+
+@st.composite
+def transpose(draw, spec):
+    shape = draw(shapes())
+    ndim = len(shape)
+    permutation = draw(st.permutations(range(ndim)))
+    order = tuple(a - ndim if draw(st.booleans()) else a for a in permutation)
+    return (Slot(shape), draw(st.sampled_from([None, order]))), {}
+
+
+@st.composite
+def swapaxes(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    return (Slot(shape), draw(axis(len(shape))), draw(axis(len(shape)))), {}
+
+
+@st.composite
+def expand_dims(draw, spec):
+    shape = draw(shapes(max_ndim=3))
+    return (Slot(shape), draw(axis(len(shape) + 1))), {}
+
+
+@st.composite
+def squeeze(draw, spec):
+    shape = list(draw(shapes(min_ndim=1)))
+    ones = draw(st.lists(st.integers(0, len(shape) - 1), unique=True, min_size=1))
+    for a in ones:
+        shape[a] = 1
+    chosen = draw(st.sampled_from([None, ones[0], ones[0] - len(shape), tuple(ones)]))
+    return (Slot(tuple(shape)),), {"axis": chosen}
+
+
+@st.composite
+def broadcast_to(draw, spec):
+    target = draw(shapes())
+    return (Slot(draw(broadcastable_to(target))), target), {}
+
+
+@st.composite
+def concatenate(draw, spec):
+    shape = list(draw(shapes(min_ndim=1, max_elements=12)))
+    chosen = draw(axis(len(shape)))
+    pieces = []
+    for _ in range(draw(st.integers(1, 3))):
+        shape[chosen] = draw(st.integers(1, 3))
+        pieces.append(Slot(tuple(shape)))
+    return (pieces,), {"axis": chosen}
+
+
+@st.composite
+def stack(draw, spec):
+    shape = draw(shapes(max_ndim=3, max_elements=12))
+    pieces = [Slot(shape) for _ in range(draw(st.integers(1, 3)))]
+    return (pieces,), {"axis": draw(axis(len(shape) + 1))}
+
+
+@st.composite
+def split(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    length = shape[chosen]
+    sections = st.sampled_from(_divisors(length))
+    points = st.lists(st.integers(0, length), max_size=3).map(sorted)
+    return (Slot(shape), draw(st.one_of(sections, points))), {"axis": chosen}
+
+
+@st.composite
+def _slice(draw, size):
+    bound = st.one_of(st.none(), st.integers(-size - 1, size + 1))
+    return slice(draw(bound), draw(bound), draw(st.sampled_from([None, 1, 2, -1, -2])))
+
+
+@st.composite
+def index_for(draw, shape):
+    """An index into an array of `shape`: ints, slices, None and Ellipsis, with integer arrays
+    (of one shape, so they broadcast; repeats likely) or one boolean array over 1-2 axes."""
+    advanced = draw(st.sampled_from(["basic", "integer", "boolean"]))
+    array_shape = draw(shapes(min_ndim=1, max_ndim=2, max_elements=6))
+    covered = draw(st.integers(0, len(shape)))
+    parts, position = [], 0
+    while position < covered:
+        size = shape[position]
+        kinds = ["int", "slice", "array"] if advanced == "integer" else ["int", "slice"]
+        if advanced == "boolean":
+            kinds.append("boolean")
+        kind = draw(st.sampled_from(kinds))
+        if kind == "int":
+            parts.append(draw(st.integers(-size, size - 1)))
+        elif kind == "slice":
+            parts.append(draw(_slice(size)))
+        elif kind == "array":
+            values = draw(st.lists(st.integers(-size, size - 1), min_size=math.prod(array_shape),
+                                   max_size=math.prod(array_shape)))
+            parts.append(np.array(values, dtype=np.int64).reshape(array_shape))
+        else:
+            width = draw(st.integers(1, min(2, covered - position)))
+            mask_shape = shape[position:position + width]
+            values = draw(st.lists(st.booleans(), min_size=math.prod(mask_shape),
+                                   max_size=math.prod(mask_shape)))
+            parts.append(np.array(values, dtype=bool).reshape(mask_shape))
+            advanced = "basic"  # one boolean array at most
+            position += width - 1
+        position += 1
+    if draw(st.booleans()):
+        parts.append(Ellipsis)  # the axes left over (after the covered ones)
+    for _ in range(draw(st.integers(0, 2))):
+        parts.insert(draw(st.integers(0, len(parts))), None)
+    return tuple(parts)
+
+
+@st.composite
+def index(draw, spec):
+    shape = draw(shapes())
+    return (Slot(shape), draw(index_for(shape))), {}
+
+
+@st.composite
+def index_add(draw, spec):
+    shape = draw(shapes())
+    chosen = draw(index_for(shape))
+    return (Slot(np.empty(shape)[chosen].shape), chosen, shape), {}
+
+
+@st.composite
+def topk(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    return (Slot(shape), draw(st.integers(1, shape[chosen]))), {"axis": chosen}
+
+
+@st.composite
+def layer_norm(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    normalized = shape[len(shape) - draw(st.integers(1, min(2, len(shape)))):]
+    affine = _optional(st.just(Slot(normalized)))
+    return (Slot(shape), normalized), {"weight": draw(affine), "bias": draw(affine)}
+
+
+@st.composite
+def cross_entropy(draw, spec):
+    batch = draw(shapes(max_ndim=2, max_elements=8))
+    classes = draw(st.integers(1, MAX_SIDE))
+    ignore_index = draw(st.sampled_from([None, 0, -100]))
+    choices = list(range(classes)) + ([] if ignore_index is None else [ignore_index])
+    target = draw(st.lists(st.sampled_from(choices), min_size=math.prod(batch),
+                           max_size=math.prod(batch)))
+    return ((Slot(batch + (classes,)), np.array(target, dtype=np.int64).reshape(batch)),
+            {"ignore_index": ignore_index})
+
+
+@st.composite
+def attention(draw, spec):
+    batch_q, batch_k, batch_v = draw(broadcasting_shapes(3, max_ndim=2, max_elements=4))
+    q_len, k_len, d, d_v = (draw(st.integers(1, 3)) for _ in range(4))
+    kwargs = {}
+    if spec.mask:
+        scores = np.broadcast_shapes(batch_q, batch_k) + (q_len, k_len)
+        kwargs["mask"] = draw(_optional(broadcastable_to(scores).map(lambda s: Slot(s, "bool"))))
+    return (Slot(batch_q + (q_len, d)), Slot(batch_k + (k_len, d)),
+            Slot(batch_v + (k_len, d_v))), kwargs
+
+
+@st.composite
+def embedding(draw, spec):
+    rows, dim = draw(st.integers(1, 5)), draw(st.integers(1, MAX_SIDE))
+    ids_shape = draw(shapes(max_ndim=2, max_elements=8))
+    ids = draw(st.lists(st.integers(0, rows - 1), min_size=math.prod(ids_shape),
+                        max_size=math.prod(ids_shape)))
+    return (np.array(ids, dtype=np.int64).reshape(ids_shape), Slot((rows, dim))), {}
+
+
+@st.composite
+def linear(draw, spec):
+    batch = draw(shapes(max_ndim=2, max_elements=8))
+    n_in, n_out = draw(st.integers(1, MAX_SIDE)), draw(st.integers(1, MAX_SIDE))
+    bias = draw(_optional(st.just(Slot((n_out,)))))
+    return (Slot(batch + (n_in,)), Slot((n_out, n_in))), {"bias": bias}
+
+
+RULES = {
+    "unary": unary, "elementwise": elementwise, "where": where, "masked_fill": masked_fill,
+    "reduce": reduce, "arg-reduce": arg_reduce, "softmax-like": softmax_like, "matmul": matmul,
+    "reshape": reshape, "transpose": transpose, "swapaxes": swapaxes,
+    "expand_dims": expand_dims, "squeeze": squeeze, "broadcast_to": broadcast_to,
+    "concatenate": concatenate, "stack": stack, "split": split, "index": index,
+    "index_add": index_add, "topk": topk, "layer_norm": layer_norm,
+    "cross_entropy": cross_entropy, "attention": attention, "embedding": embedding,
+    "linear": linear,
+}
+assert RULES.keys() == SHAPE_RULES.keys(), "every shape rule needs a strategy, and no more"
+
+
+# ----- values ---------------------------------------------------------------------------------
+
+def float_values(spec, count, rng):
+    """`count` floats in [low, high], at least MARGIN from every kink; with `distinct`, also
+    pairwise apart (a shuffled grid with jitter): no ties for max, min or sorting."""
+    if spec.distinct:
+        cells = rng.permutation(count) + rng.uniform(0.25, 0.75, count)
+        values = spec.low + (spec.high - spec.low) * cells / max(count, 1)
+    else:
+        values = rng.uniform(spec.low, spec.high, count)
+    for kink in spec.kinks:
+        near = np.abs(values - kink) < MARGIN
+        values[near] = kink + np.where(values[near] >= kink, MARGIN, -MARGIN)
+    return values
+
+
+def _fill(args, kwargs, spec, seed):
+    """Slots -> arrays: floats drawn together (distinct across every input), bools at random."""
+    rng = np.random.default_rng(seed)
+    drawn = Case(args, kwargs)
+    floats = [s for s in drawn.arrays() if isinstance(s, Slot) and s.kind == "float"]
+    sizes = [math.prod(s.shape) for s in floats]
+    values = iter(np.split(float_values(spec, sum(sizes), rng), np.cumsum(sizes)[:-1]))
+
+    def fill(slot):
+        if not isinstance(slot, Slot):
+            return slot
+        if slot.kind == "bool":
+            return np.asarray(rng.random(slot.shape) < 0.5)
+        return next(values).reshape(slot.shape)
+
+    return Case(*drawn.map_arrays(fill))
+
+
+@st.composite
+def cases(draw, op):
+    """One call of `op`, drawn from its spec (see the module docstring)."""
+    spec = op.spec
+    args, kwargs = draw(RULES[spec.rule](spec))
+    for name, choices in spec.options.items():
+        kwargs[name] = draw(st.sampled_from(choices))
+    return _fill(args, kwargs, spec, draw(st.integers(0, 2**32 - 1)))

@@ -1,0 +1,202 @@
+"""GradientFlowRecorder: the gradient-flow records of CONVENTIONS, taken with tensor hooks that
+every ResidualBlock's observer registers while recording, and the rows' exports."""
+
+import csv
+import json
+
+from ..training import Callback
+
+ROW_FIELDS = ("step", "config", "stack", "layer", "sublayer", "param", "quantity", "value")
+STACKS = ("encoder", "decoder")
+SUBLAYERS = ("self_attn", "cross_attn", "ffn")
+
+
+def residual_blocks(model):
+    """(stack, layer, sublayer, block) for every ResidualBlock of a Transformer, layers from 1."""
+    for stack in STACKS:
+        for number, layer in enumerate(getattr(model, stack).layers, start=1):
+            for sublayer in SUBLAYERS:
+                if hasattr(layer, sublayer):
+                    yield stack, number, sublayer, getattr(layer, sublayer)
+
+
+def parameter_place(name):
+    """(stack, layer, sublayer) of a dotted parameter name, None where the name does not say:
+    "encoder.layers.0.ffn.sublayer.linear2.weight" -> ("encoder", 1, "ffn")."""
+    parts = name.split(".")
+    if parts[0] not in STACKS:
+        return None, None, None
+    if len(parts) > 3 and parts[1] == "layers":
+        return parts[0], int(parts[2]) + 1, parts[3] if parts[3] in SUBLAYERS else None
+    return parts[0], None, None
+
+
+def frobenius(tensor):
+    """‖tensor‖ over all its elements, as a Python float."""
+    return float(tensor.backend.xp.linalg.norm(tensor.data))
+
+
+def mean_square(tensor):
+    """The mean of the squared elements: for a (batch, len, d_model) stream, the squared norm
+    of each token's vector / d_model, averaged over the tokens."""
+    xp = tensor.backend.xp
+    return float(xp.mean(xp.square(tensor.data)))
+
+
+def select(rows, **fields):
+    """The rows whose fields have the given values: select(rows, quantity="grad_in")."""
+    return [row for row in rows if all(row.get(k) == v for k, v in fields.items())]
+
+
+def write_csv(rows, path, fields=None):
+    """Rows (dicts) as a CSV file, columns `fields` (default: every key, in order of first
+    appearance); None is written as an empty cell."""
+    fields = fields or list(dict.fromkeys(key for row in rows for key in row))
+    with open(path, "w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def write_jsonl(rows, path):
+    """Rows as JSON Lines: one object per line."""
+    with open(path, "w") as file:
+        for row in rows:
+            file.write(json.dumps(row) + "\n")
+
+
+class GradientFlowRecorder(Callback):
+    """Records how the gradient flows through every ResidualBlock, pass by pass.
+
+    Per block (stack, layer, sublayer), with x its input, s its residual sum and out its
+    output (CONVENTIONS): `grad_in` = ‖∂L/∂x‖, `grad_out` = ‖∂L/∂out‖, `grad_skip` = ‖∂L/∂s‖
+    (0 without a residual), `grad_branch` = the part of ∂L/∂x that comes through the branch.
+    Per layer: `stream_sq_norm_per_dim`, the residual stream at the layer's output. Per
+    parameter: `param_grad_norm` (by `end_pass`) and `update_ratio` ‖Δw‖/‖w‖ (by
+    `after_update`; skipped where ‖w‖ = 0).
+
+        with GradientFlowRecorder(model, "post-LN") as recorder:
+            loss_of(model(src, tgt_in)).backward()
+            recorder.end_pass()
+        recorder.to_csv("flow.csv")
+
+    As a Trainer callback (`callbacks=[recorder]`, the training inside the with block) it
+    records every step: `end_pass(step)` after the backward, `after_update()` after the
+    optimizer step. A pass is one forward that builds a graph and its backward; it ends with
+    `end_pass`, when a block runs again, or when the block exits. Forward passes without a
+    graph (no_grad, evaluation) are not recorded; outside the with block nothing is hooked.
+    Closed passes' rows are in `rows` (dicts with ROW_FIELDS)."""
+
+    def __init__(self, model, config_label=""):
+        self.model, self.config_label = model, config_label
+        self.blocks = {id(block): (block, (stack, layer, sublayer))
+                       for stack, layer, sublayer, block in residual_blocks(model)}
+        self.rows = []
+        self.passes = 0  # the step number of the last closed pass
+        self._pass_rows, self._ran, self._handles = [], set(), []
+        self._weights = None  # copies taken by end_pass, for update_ratio
+
+    # ----- attaching ------------------------------------------------------------------------
+    def attach(self):
+        """Start observing every ResidualBlock (what entering the with block does)."""
+        for block, _ in self.blocks.values():
+            block.observer = self._observe
+        return self
+
+    def detach(self):
+        """Close the pass in progress and stop observing; every hook is removed."""
+        self._close_pass()
+        for block, _ in self.blocks.values():
+            block.observer = None
+
+    def __enter__(self):
+        return self.attach()
+
+    def __exit__(self, *exc):
+        self.detach()
+        return False
+
+    # ----- Trainer callback -----------------------------------------------------------------
+    def on_backward_end(self, trainer, step, batch):
+        self.end_pass(step)
+
+    def on_step_end(self, trainer, step, record):
+        self.after_update()
+
+    # ----- passes ---------------------------------------------------------------------------
+    def end_pass(self, step=None):
+        """After a backward: add each parameter's gradient norm (from `.grad`), keep a copy of
+        the weights for `after_update`, and close the pass as `step` (default: the next)."""
+        for name, param in self.model.named_parameters():
+            if param.grad is not None:
+                self._pass_rows.append(self._row(*parameter_place(name), name,
+                                                 "param_grad_norm", frobenius(param.grad)))
+        self._weights = {name: param.data.copy()
+                         for name, param in self.model.named_parameters()}
+        self._close_pass(step)
+
+    def after_update(self):
+        """After the optimizer step: each parameter's ‖w_now − w_before‖ / ‖w_before‖, with
+        w_before the copy of `end_pass`, as rows of that pass."""
+        for name, param in self.model.named_parameters():
+            xp = param.backend.xp
+            size = float(xp.linalg.norm(self._weights[name]))
+            if size > 0:
+                change = float(xp.linalg.norm(param.data - self._weights[name]))
+                row = self._row(*parameter_place(name), name, "update_ratio", change / size)
+                self.rows.append(dict(row, step=self.passes))
+        self._weights = None
+
+    def _close_pass(self, step=None):
+        """Number the rows of the pass in progress and drop its hooks."""
+        for handle in self._handles:
+            handle.remove()
+        if self._pass_rows:
+            self.passes = self.passes + 1 if step is None else step
+            self.rows += [dict(row, step=self.passes) for row in self._pass_rows]
+        self._pass_rows, self._ran, self._handles = [], set(), []
+
+    def _row(self, stack, layer, sublayer, param, quantity, value):
+        return {"step": None, "config": self.config_label, "stack": stack, "layer": layer,
+                "sublayer": sublayer, "param": param, "quantity": quantity, "value": value}
+
+    # ----- what each block reports ----------------------------------------------------------
+    def _observe(self, block, x, branch, s, out):
+        """ResidualBlock's observer: hooks on x, s and out report their gradients."""
+        if not out.requires_grad:
+            return  # no graph: no gradient will flow back
+        stack, layer, sublayer = place = self.blocks[id(block)][1]
+        if place in self._ran:
+            self._close_pass()  # this block runs again: a new pass has begun
+        self._ran.add(place)
+        if sublayer == "ffn":  # the last block of the layer: its output is the layer's
+            self._pass_rows.append(self._row(stack, layer, None, None,
+                                             "stream_sq_norm_per_dim", mean_square(out)))
+        grad_s = []
+
+        def report(quantity, value):
+            self._pass_rows.append(self._row(stack, layer, sublayer, None, quantity, value))
+
+        def on_out(grad):
+            report("grad_out", frobenius(grad))
+
+        def on_s(grad):
+            grad_s.append(grad)
+            report("grad_skip", 0.0 if block.residual == "none" else frobenius(grad))
+
+        def on_x(grad):
+            # ∂L/∂x = ∂L/∂s through the identity + (∂branch/∂x)ᵀ·∂L/∂s through the branch
+            through_branch = grad if block.residual == "none" else grad - grad_s.pop()
+            report("grad_in", frobenius(grad))
+            report("grad_branch", frobenius(through_branch))
+
+        for tensor, hook in ((out, on_out), (s, on_s), (x, on_x)):
+            if tensor.requires_grad:
+                self._handles.append(tensor.register_hook(hook))
+
+    # ----- exports --------------------------------------------------------------------------
+    def to_csv(self, path):
+        write_csv(self.rows, path, ROW_FIELDS)
+
+    def to_jsonl(self, path):
+        write_jsonl(self.rows, path)

@@ -1,0 +1,9 @@
+"""Data for the translation tasks: tokenizer, vocabulary, sentence pairs and task loaders."""
+
+from .example import Example
+from .grammar import toy_en_es
+from .tasks import TASKS, load_task
+from .tokenizer import detokenize, tokenize
+from .vocab import Vocab
+
+__all__ = ["TASKS", "Example", "Vocab", "detokenize", "load_task", "tokenize", "toy_en_es"]

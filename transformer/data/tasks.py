@@ -1,0 +1,115 @@
+"""Translation tasks by name: `load_task(name)` returns {"train", "valid", "test", ...}.
+
+- toy-en-es: the synthetic English→Spanish grammar, with a compositional split too;
+- copy, reverse: random sequences of the symbols "1".."10" (1 to 10 of them), the target
+  the same sequence or reversed (the first example of the Annotated Transformer);
+- pairs: a user's TSV file, one "source<TAB>target" per line, split 90/5/5;
+- de-en: German→English example sentences of Debian's trans-de-en dictionary
+  (`apt-get install trans-de-en`), split 90/5/5. The data stays on the machine.
+"""
+
+import random
+from pathlib import Path
+
+from .example import Example
+from .grammar import toy_en_es
+
+TASKS = ("toy-en-es", "copy", "reverse", "pairs", "de-en")
+DE_EN_DICTIONARY = Path("/usr/share/trans/de-en")
+_N_SYMBOLS, _MAX_LENGTH = 10, 10
+_N_SYMBOL_TRAIN, _N_SYMBOL_HELD = 10_000, 500  # train; valid and test each
+_NOT_IN_SENTENCES = frozenset("[]{}()/<>|~…=+")  # dictionary markup and alternatives
+
+
+def load_task(name: str, data=None, seed: int = 0) -> dict[str, list[Example]]:
+    """The splits of task `name`; `data` is the TSV file of "pairs" (or another path to
+    the dictionary of "de-en")."""
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; the tasks are {', '.join(TASKS)}")
+    if name == "pairs":
+        if data is None:
+            raise ValueError("the pairs task needs data=PATH of a 'source<TAB>target' file")
+        return _split(_read_pairs(Path(data)), seed)
+    if name == "de-en":
+        return _split(_read_dictionary(Path(data or DE_EN_DICTIONARY)), seed)
+    if data is not None:
+        raise ValueError(f"the {name} task takes no data file")
+    if name == "toy-en-es":
+        return toy_en_es(seed)
+    return _symbol_task(name, seed)
+
+
+def _symbol_task(name: str, seed: int) -> dict[str, list[Example]]:
+    """Distinct random symbol sequences; the target is the source, or reversed."""
+    rng = random.Random(seed)
+    sources = {}  # a dict keeps the order of drawing
+    while len(sources) < _N_SYMBOL_TRAIN + 2 * _N_SYMBOL_HELD:
+        symbols = [str(rng.randint(1, _N_SYMBOLS)) for _ in range(rng.randint(1, _MAX_LENGTH))]
+        sources.setdefault(" ".join(symbols), symbols)
+    examples = [Example(source, " ".join(symbols[::-1] if name == "reverse" else symbols), name)
+                for source, symbols in sources.items()]
+    return _three_way(examples, _N_SYMBOL_HELD)
+
+
+def _split(examples: list[Example], seed: int) -> dict[str, list[Example]]:
+    """Shuffle with `seed` and split 90/5/5; valid and test get at least one example each
+    once there are three."""
+    examples = examples[:]
+    random.Random(seed).shuffle(examples)
+    return _three_way(examples, max(round(0.05 * len(examples)), int(len(examples) >= 3)))
+
+
+def _three_way(examples: list[Example], n_held: int) -> dict[str, list[Example]]:
+    """The first `n_held` examples for valid, the next `n_held` for test, the rest train."""
+    return {"train": examples[2 * n_held:], "valid": examples[:n_held],
+            "test": examples[n_held:2 * n_held]}
+
+
+def _read_pairs(path: Path) -> list[Example]:
+    """The pairs of a TSV file; blank lines and lines starting with # are skipped."""
+    examples = []
+    with path.open(encoding="utf-8") as file:
+        for number, line in enumerate(file, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            fields = [field.strip() for field in line.split("\t")]
+            if len(fields) != 2 or not all(fields):
+                raise ValueError(f"{path}, line {number}: expected 'source<TAB>target', "
+                                 f"found {line!r}")
+            examples.append(Example(fields[0], fields[1], "pairs"))
+    if not examples:
+        raise ValueError(f"{path}: no 'source<TAB>target' lines")
+    return examples
+
+
+def _read_dictionary(path: Path) -> list[Example]:
+    """The sentence pairs of a ding dictionary ("German :: English", alternatives split by
+    " | " on both sides in step, synonyms by "; "); the first synonym of each side is kept
+    when both are sentences. Distinct by German side."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found: the de-en task reads Debian's German–"
+                                "English dictionary; install it with "
+                                "`apt-get install trans-de-en`")
+    examples, seen = [], set()
+    with path.open(encoding="utf-8") as file:
+        for line in file:
+            if line.startswith("#") or " :: " not in line:
+                continue
+            german, english = line.rstrip("\n").split(" :: ", 1)
+            german_parts, english_parts = german.split(" | "), english.split(" | ")
+            if len(german_parts) != len(english_parts):
+                continue
+            for german_part, english_part in zip(german_parts, english_parts):
+                source = german_part.split("; ")[0].strip()
+                target = english_part.split("; ")[0].strip()
+                if _is_sentence(source) and _is_sentence(target) and source not in seen:
+                    seen.add(source)
+                    examples.append(Example(source, target, "de-en"))
+    return examples
+
+
+def _is_sentence(text: str) -> bool:
+    """3–15 words, a capital first, . ! or ? last, and no dictionary markup."""
+    return (3 <= len(text.split()) <= 15 and text[0].isupper() and text[-1] in ".!?"
+            and "..." not in text and not _NOT_IN_SENTENCES & set(text))

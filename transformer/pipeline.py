@@ -1,0 +1,94 @@
+"""The main job as one function: data -> vocabulary -> model -> Trainer -> final evaluation,
+leaving a complete run folder. The example scripts only parse flags and call this."""
+
+import time
+from dataclasses import asdict
+
+import minigrad as mg
+
+from .config import TransformerConfig
+from .data import Vocab, load_task, tokenize
+from .data.batching import BatchIterator, encode_pairs
+from .evaluation import evaluate
+from .model import Transformer
+from .run_folder import RunFolder
+from .training import Trainer, TrainingConfig
+
+# Sentences of the source articles, shown after training (they are in the toy grammar).
+SHOWCASE = ["the ball is blue", "the black cat drank the milk",
+            "the animal didn't cross the street because it was too tired"]
+
+
+def train_translation(task, out, model_options=None, training_options=None, data=None,
+                      resume=False, device=None, showcase=SHOWCASE):
+    """Train on `task` into run folder `out` (or continue it with `resume`), then evaluate the
+    best checkpoint on every held-out split. Returns the final metrics (also metrics.json)."""
+    folder = RunFolder(out)
+    if device is not None:
+        mg.set_default_device(device)
+    if resume:
+        saved = folder.read_json("config.json")
+        task, data = saved["task"]["name"], saved["task"]["data"]
+        model_config = TransformerConfig.from_dict(saved["model"])
+        training_config = TrainingConfig.from_dict(saved["training"])
+    else:
+        training_config = TrainingConfig(**(training_options or {}))
+    mg.manual_seed(training_config.seed)
+    splits = load_task(task, data=data, seed=training_config.seed)
+    if resume:
+        vocab = folder.vocab()
+    else:
+        vocab = Vocab.build([tokenize(e.src) + tokenize(e.tgt) for e in splits["train"]])
+        longest = max(len(tokenize(e.src)) + len(tokenize(e.tgt)) for s in splits.values()
+                      for e in s)
+        model_config = TransformerConfig(len(vocab), len(vocab), **{
+            "share_embeddings": True, "max_len": max(64, 2 * longest + 16),
+            **(model_options or {})})
+        folder.write_json("config.json", {"task": {"name": task, "data": data},
+                                          "model": model_config.to_dict(),
+                                          "training": asdict(training_config)})
+        vocab.save(folder.file("vocab.json"))
+        folder.file("metrics.jsonl").unlink(missing_ok=True)
+
+    model = Transformer(model_config)
+    batches = BatchIterator(encode_pairs(splits["train"], vocab), vocab,
+                            training_config.batch_size, seed=training_config.seed)
+    trainer = Trainer(model, batches, splits["valid"], vocab, training_config, out=out)
+    if resume:
+        trainer.resume()
+    started = time.perf_counter()
+    finished = trainer.train()
+    if not finished:
+        return None
+    print(f"trained {trainer.step} steps in {trainer.train_seconds:.0f} s "
+          f"(wall {time.perf_counter() - started:.0f} s)")
+    return final_report(folder, splits, trainer.train_seconds, showcase)
+
+
+def final_report(folder, splits, train_seconds, showcase=()):
+    """Evaluate best.npz on the test and compositional splits; write and return metrics.json."""
+    model, vocab = folder.load_model("best"), folder.vocab()
+    metrics = {"train_seconds": round(train_seconds, 1)}
+    for split in ("test", "compositional"):
+        if split not in splits or not splits[split]:
+            continue
+        result = evaluate(model, splits[split], vocab)
+        metrics[f"{split}_exact_match"] = result["exact_match"]
+        metrics[f"{split}_bleu"] = result["bleu"]
+        metrics[f"{split}_token_accuracy"] = result["token_accuracy"]
+        if split == "test":
+            metrics["phenomena"] = result["phenomena"]
+        print(f"{split:>13}: exact match {result['exact_match']:.4f}  "
+              f"BLEU {result['bleu']:.2f}  token accuracy {result['token_accuracy']:.4f}")
+    if "phenomena" in metrics:
+        for name, value in metrics["phenomena"].items():
+            print(f"    {name:<18} exact match {value:.4f}")
+    folder.write_json("metrics.json", metrics)
+    known = [s for s in showcase if not vocab.unknown(tokenize(s))]
+    if known:
+        from .translator import Translator
+
+        translator = Translator(model, vocab)
+        for sentence, translation in zip(known, translator.translate(known)):
+            print(f"  {sentence}  ->  {translation}")
+    return metrics
