@@ -19,6 +19,34 @@ SHOWCASE = ["the ball is blue", "the black cat drank the milk",
             "the animal didn't cross the street because it was too tired"]
 
 
+# The main job's model (the defaults of examples/train_translation.py): CPU-sized.
+MAIN_JOB_MODEL = dict(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
+                      d_ff=256, dropout=0.1)
+
+
+def build_vocab(splits):
+    """The joint vocabulary of a task, from the source and target tokens of its train split."""
+    return Vocab.build([tokenize(e.src) + tokenize(e.tgt) for e in splits["train"]])
+
+
+def build_model_config(vocab, splits, model_options=None):
+    """The TransformerConfig of a run on `splits`: one joint vocabulary with shared embeddings,
+    max_len fitting the longest pair, then `model_options` (TransformerConfig fields) on top."""
+    longest = max(len(tokenize(e.src)) + len(tokenize(e.tgt)) for s in splits.values()
+                  for e in s)
+    return TransformerConfig(len(vocab), len(vocab), **{
+        "share_embeddings": True, "max_len": max(64, 2 * longest + 16),
+        **(model_options or {})})
+
+
+def fresh_setup(task="toy-en-es", model_options=None, seed=0, data=None):
+    """(vocab, model config) of a new run of `task`, as train_translation builds them (model
+    options default to the main job's, MAIN_JOB_MODEL); no model, no folder."""
+    splits = load_task(task, data=data, seed=seed)
+    vocab = build_vocab(splits)
+    return vocab, build_model_config(vocab, splits, {**MAIN_JOB_MODEL, **(model_options or {})})
+
+
 def train_translation(task, out, model_options=None, training_options=None, data=None,
                       resume=False, device=None, showcase=SHOWCASE):
     """Train on `task` into run folder `out` (or continue it with `resume`), then evaluate the
@@ -38,12 +66,8 @@ def train_translation(task, out, model_options=None, training_options=None, data
     if resume:
         vocab = folder.vocab()
     else:
-        vocab = Vocab.build([tokenize(e.src) + tokenize(e.tgt) for e in splits["train"]])
-        longest = max(len(tokenize(e.src)) + len(tokenize(e.tgt)) for s in splits.values()
-                      for e in s)
-        model_config = TransformerConfig(len(vocab), len(vocab), **{
-            "share_embeddings": True, "max_len": max(64, 2 * longest + 16),
-            **(model_options or {})})
+        vocab = build_vocab(splits)
+        model_config = build_model_config(vocab, splits, model_options)
         folder.write_json("config.json", {"task": {"name": task, "data": data},
                                           "model": model_config.to_dict(),
                                           "training": asdict(training_config)})

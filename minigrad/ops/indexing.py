@@ -82,8 +82,11 @@ def topk(x, k, axis=-1):
     axis = axis % x.ndim
     if not 1 <= k <= x.shape[axis]:
         raise ShapeError(f"topk: k={k} for an axis of length {x.shape[axis]} (shape {x.shape})")
-    order = xp.argsort(-x.data, axis=axis)
-    indices = xp.take(order, xp.arange(k), axis=axis)
+    # argpartition finds the k largest in linear time; only those k are then sorted
+    candidates = xp.argpartition(-x.data, k - 1, axis=axis)
+    candidates = xp.take(candidates, xp.arange(k), axis=axis)
+    order = xp.argsort(-xp.take_along_axis(x.data, candidates, axis=axis), axis=axis)
+    indices = xp.take_along_axis(candidates, order, axis=axis)
     grid = list(xp.meshgrid(*[xp.arange(n) for n in indices.shape], indexing="ij", sparse=True))
     grid[axis] = indices
     values = GetItem.apply(x, index=tuple(grid))

@@ -10,6 +10,9 @@ import math
 import numpy as np
 
 
+LINE_STYLES = ("-", "--", ":", "-.")  # curves that coincide stay visible
+
+
 def _figure(rows=1, columns=1, panel_size=(5.0, 4.0)):
     """A Figure on the Agg canvas and its grid of axes (rows, columns)."""
     try:
@@ -64,9 +67,9 @@ def plot_curves(curves, title, xlabel, ylabel, log_y=False, path=None):
     len(xs)): the mean, in a band of ± one standard deviation over seeds."""
     figure, axes = _figure()
     ax = axes[0, 0]
-    for label, (xs, ys) in curves.items():
+    for number, (label, (xs, ys)) in enumerate(curves.items()):
         mean, std = _mean_std(ys)
-        line, = ax.plot(xs, mean, label=label)
+        line, = ax.plot(xs, mean, label=label, linestyle=LINE_STYLES[number % len(LINE_STYLES)])
         ax.fill_between(xs, mean - std, mean + std, color=line.get_color(), alpha=0.2)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel, yscale="log" if log_y else "linear")
     if len(curves) > 1:
@@ -107,5 +110,6 @@ def plot_positional_encoding(table, title, path=None):
     image = ax.imshow(table, cmap="RdBu", vmin=-1.0, vmax=1.0, aspect="auto",
                       interpolation="nearest")
     ax.set(title=title, xlabel="dimension", ylabel="position")
+    ax.yaxis.get_major_locator().set_params(integer=True)
     figure.colorbar(image, ax=ax, label="value")
     return _finish(figure, path)

@@ -48,6 +48,7 @@ class Adjective:
     kinds: frozenset[str]
 
     def spanish(self, gender: str, plural: bool) -> str:
+        """The form agreeing with a noun of `gender` and number."""
         return self.forms[2 * plural + (gender == "f")]
 
 
@@ -67,6 +68,7 @@ class Verb:
     objects: frozenset[str]
 
     def spanish_form(self, tense: str, plural: bool) -> str:
+        """The 3rd person form in `tense` (the past is the preterite)."""
         return tensed(self.spanish, tense, plural)
 
 
@@ -87,10 +89,12 @@ def _noun(english: str, spanish: str, gender: str, kinds: str) -> Noun:
 
 
 def _adjective(english: str, forms: str, copula: str, kinds: str) -> Adjective:
+    """An adjective written "rojo roja rojos rojas"."""
     return Adjective(english, tuple(forms.split()), copula, frozenset(kinds.split()))
 
 
 def _verb(english: str, spanish: str, frame: str, subjects: str, objects: str) -> Verb:
+    """A verb written "eat eats ate", "come comen comió comieron comerá comerán"."""
     return Verb(tuple(english.split()), tuple(spanish.split()), frame,
                 frozenset(subjects.split()), frozenset(objects.split()))
 

@@ -43,11 +43,12 @@ def _adjectives(noun: Noun, copula: str | None = None) -> tuple[Adjective, ...]:
                  if adjective.kinds & noun.kinds and copula in (None, adjective.copula))
 
 
-def _verbs(frame: str | None = None, objects: frozenset[str] = _ANY_NOUN) -> tuple[Verb, ...]:
-    return tuple(verb for verb in VERBS
-                 if frame in (None, verb.frame) and verb.objects & objects)
+def _verbs(frame: str, objects: frozenset[str] = _ANY_NOUN) -> tuple[Verb, ...]:
+    """Verbs of `frame` that take a complement of one of `objects`."""
+    return tuple(verb for verb in VERBS if verb.frame == frame and verb.objects & objects)
 
 
+_ANIMATE_ADJECTIVES = tuple(adjective for adjective in ADJECTIVES if adjective.kinds & ANIMATE)
 _TRANSITIVE = _verbs("transitive")
 _MOTION = _verbs("motion")
 _PERSONAL = _verbs("transitive", ANIMATE)
@@ -109,7 +110,7 @@ def agreement(rng: random.Random) -> Sentence:
     the green apples" → "las niñas felices comieron las manzanas verdes", "the girl and the
     woman are tired" → "la niña y la mujer están cansadas"."""
     if rng.random() < 0.5:
-        adjective = rng.choice([a for a in ADJECTIVES if a.kinds & ANIMATE])
+        adjective = rng.choice(_ANIMATE_ADJECTIVES)
         first = _noun_phrase(rng, adjective.kinds & ANIMATE)
         subject = Coordination(first, _other_noun_phrase(rng, adjective.kinds & ANIMATE, first))
         return Sentence(subject, _description(rng, Quality(adjective)))

@@ -97,6 +97,7 @@ class Sentence:
 
 
 def is_animate(phrase) -> bool:
+    """Whether `phrase` is a person or an animal (which takes the Spanish personal 'a')."""
     return isinstance(phrase, NounPhrase) and bool(phrase.noun.kinds & ANIMATE)
 
 

@@ -1,0 +1,127 @@
+"""The study scripts end to end: attention_maps.py on a tiny run folder trained here for a few
+steps, positional_encoding.py, every experiment of gradient_flow.py at a toy scale (its
+figures checked as objects), and `gradient_flow.py --quick` itself (slow: minutes)."""
+
+import csv
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from transformer.analysis import experiments
+from transformer.analysis.experiments import Scale, Study, TaskData
+from transformer.data import Example, Vocab, tokenize
+from transformer.data.batching import encode_pairs
+from transformer.pipeline import train_translation
+
+ROOT = Path(__file__).resolve().parents[2]
+SENTENCE = "the animal didn't cross the street because it was too tired"
+PAIRS = [(SENTENCE, "el animal no cruzó la calle porque estaba demasiado cansado")] * 5 + [
+    ("the animal was tired", "el animal estaba cansado"),
+    ("it was too tired", "estaba demasiado cansado"),
+    ("the street was wide", "la calle era ancha"),
+    ("the cat didn't cross the street", "el gato no cruzó la calle"),
+    ("the dog crossed the street", "el perro cruzó la calle"),
+    ("it was tired because it was late", "estaba cansado porque era tarde"),
+    ("the animal crossed the street", "el animal cruzó la calle"),
+] * 2
+VERDICT = re.compile(r" -> (held|NOT held|reported)$")
+
+
+def load_script(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("run")
+    data = folder / "pairs.tsv"
+    data.write_text("".join(f"{src}\t{tgt}\n" for src, tgt in PAIRS))
+    train_translation("pairs", folder, data=str(data),
+                      model_options=dict(d_model=16, n_heads=2, n_encoder_layers=2,
+                                         n_decoder_layers=2, d_ff=32, dropout=0.0),
+                      training_options=dict(steps=4, batch_size=4, warmup_steps=2, eval_every=4,
+                                            checkpoint_every=4, progress=False))
+    return folder
+
+
+def test_attention_maps(run_folder, tmp_path, capsys):
+    load_script("attention_maps").main(["--checkpoint", str(run_folder), "--out", str(tmp_path)])
+    printed = capsys.readouterr().out
+    assert f"source:      {' '.join(tokenize(SENTENCE))}" in printed
+    for layer in (1, 2):
+        assert (tmp_path / f"cross_attention_{layer}.png").stat().st_size > 0
+        assert (tmp_path / f"encoder_self_attention_{layer}.png").stat().st_size > 0
+        for head in (1, 2):
+            assert re.search(rf"layer {layer} head {head}: \S+ \d\.\d\d", printed)
+    assert (tmp_path / "encoder_attention_of_it.png").stat().st_size > 0
+    with open(tmp_path / "attention.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert {(r["stack"], r["sublayer"]) for r in rows} == \
+        {("encoder", "self_attn"), ("decoder", "self_attn"), ("decoder", "cross_attn")}
+    it = [r for r in rows if r["stack"] == "encoder" and r["query_token"] == "it"
+          and r["layer"] == "1" and r["head"] == "1"]
+    assert sum(float(r["weight"]) for r in it) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_positional_encoding(tmp_path, capsys):
+    load_script("positional_encoding").main(["--d-model", "32", "--out", str(tmp_path)])
+    printed = capsys.readouterr().out
+    assert "at k = 0: 16.00 (d_model / 2 = 16)" in printed
+    for name in ("pe_interleaved.png", "pe_concatenated.png", "pe_dot_products.png",
+                 "pe_table.csv", "pe_dot_products.csv"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_every_experiment_at_a_toy_scale(tmp_path):
+    """The experiments' logic, figures and files, on a tiny made-up task in seconds."""
+    sentences = ["a b c", "b c d", "c d a", "d a b", "a c d", "b d a", "c a", "d b"]
+    examples = [Example(s, s, "copy") for s in sentences]
+    vocab = Vocab.build([tokenize(s) for s in sentences])
+    data = TaskData(vocab, encode_pairs(examples, vocab), examples, examples)
+    scale = Scale(seeds=2, d_model=8, n_heads=2, d_ff=16, probe_examples=4, batch_size=4,
+                  rezero_steps=2, depths=(1, 2), translation_steps=3, translation_warmup=1,
+                  copy_steps=3, copy_warmup=1)
+    study = Study(scale, data)
+    outcomes = [experiments.e1_ffn_gradient_by_layer(study, depth=2),
+                experiments.e2_last_layer_gradient_by_depth(study),
+                experiments.e3_stream_norm_by_layer(study, depth=2),
+                experiments.e4_grad_in_with_and_without_residuals(study, depth=2),
+                experiments.e5_warmup(data, scale, depth=1),
+                experiments.e6_copy_task(data, scale, depth=1)]
+    for number, outcome in enumerate(outcomes, start=1):
+        assert outcome.summary().startswith(f"E{number}: ")
+        assert VERDICT.search(outcome.summary())
+        assert outcome.rows and outcome.checks
+        figure = outcome.figure
+        assert figure.get_suptitle() or figure.axes[0].get_title()
+        for ax in figure.axes:
+            assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+            if len(ax.get_legend_handles_labels()[1]) > 1:
+                assert ax.get_legend() is not None
+        csv_path, png_path = outcome.save(tmp_path)
+        assert csv_path.name.startswith(f"E{number}_") and png_path.stat().st_size > 0
+    assert outcomes[5].verdict == "reported"
+
+
+@pytest.mark.slow
+def test_gradient_flow_quick(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+        str(ROOT), os.environ.get("PYTHONPATH")])))
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "gradient_flow.py"), "--quick", "--out",
+         str(tmp_path)], capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for number in range(1, 7):
+        line = next(line for line in lines if line.startswith(f"E{number}: "))
+        assert VERDICT.search(line), line
+        assert len(list(tmp_path.glob(f"E{number}_*.png"))) == 1
+        assert len(list(tmp_path.glob(f"E{number}_*.csv"))) == 1
