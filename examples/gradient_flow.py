@@ -9,22 +9,21 @@ experiment: what was measured (mean ± std over seeds), the expectation fixed in
 whether it held. An expectation that does not hold is reported as such, never tuned away.
 """
 
+import argparse
+import dataclasses
 import os
+import time
+from pathlib import Path
 
 # These models' matrices are small: BLAS threads cost more than they save (much more on a busy
-# machine). Set before NumPy is imported; an explicit setting in the environment wins.
+# machine). Set before NumPy is first imported (by transformer, in main); an explicit setting
+# in the environment wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import argparse  # noqa: E402
-import dataclasses  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from transformer.analysis.experiments import (DEFAULT, EXPERIMENTS, QUICK,  # noqa: E402
-                                              run_experiments)
 
 
 def main(argv=None):
+    from transformer.analysis.experiments import DEFAULT, EXPERIMENTS, QUICK, run_experiments
+
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",

@@ -3,9 +3,13 @@
     python examples/train_translation.py                      # toy English->Spanish, CPU
     python examples/train_translation.py --task copy --out runs/copy
     python examples/train_translation.py --out runs/toy-en-es --resume
+
+Ctrl-C stops after the current step, saves last.npz and exits with status 130 (the shell's
+convention for an interrupted command); `--resume` then continues exactly where it stopped.
 """
 
 import argparse
+import sys
 
 from transformer.data import TASKS
 from transformer.pipeline import train_translation
@@ -38,7 +42,7 @@ def main():
     training.add_argument("--no-progress", action="store_true", help="log lines, no tqdm bar")
     args = parser.parse_args()
 
-    train_translation(
+    metrics = train_translation(
         args.task, args.out or f"runs/{args.task}", data=args.data, resume=args.resume,
         device=args.device,
         model_options=dict(d_model=args.d_model, n_heads=args.heads,
@@ -49,6 +53,8 @@ def main():
                               eval_every=args.eval_every, checkpoint_every=args.eval_every,
                               time_limit_s=args.time_limit, seed=args.seed,
                               progress=not args.no_progress))
+    if metrics is None:  # interrupted by Ctrl-C: last.npz is saved
+        sys.exit(130)
 
 
 if __name__ == "__main__":

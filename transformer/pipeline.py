@@ -20,8 +20,8 @@ SHOWCASE = ["the ball is blue", "the black cat drank the milk",
 
 
 # The main job's model (the defaults of examples/train_translation.py): CPU-sized.
-MAIN_JOB_MODEL = dict(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                      d_ff=256, dropout=0.1)
+MAIN_JOB_MODEL = {"d_model": 64, "n_heads": 4, "n_encoder_layers": 2, "n_decoder_layers": 2,
+                  "d_ff": 256, "dropout": 0.1}
 
 
 def build_vocab(splits):
@@ -68,7 +68,7 @@ def train_translation(task, out, model_options=None, training_options=None, data
     else:
         vocab = build_vocab(splits)
         model_config = build_model_config(vocab, splits, model_options)
-        folder.write_json("config.json", {"task": {"name": task, "data": data},
+        folder.write_json("config.json", {"task": {"name": task, "data": data and str(data)},
                                           "model": model_config.to_dict(),
                                           "training": asdict(training_config)})
         vocab.save(folder.file("vocab.json"))

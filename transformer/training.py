@@ -56,7 +56,8 @@ class Callback:
 
 
 class NonFiniteLossError(FloatingPointError):
-    """The loss became NaN or Inf; the last good checkpoint is left as it was."""
+    """The loss (or the gradient norm) became NaN or Inf; the last good checkpoint is left as
+    it was."""
 
 
 class Trainer:
@@ -67,6 +68,8 @@ class Trainer:
         self.model, self.data, self.valid, self.vocab = model, data, valid, vocab
         self.config = config
         self.folder = RunFolder(out) if out is not None else None
+        if self.folder is not None:
+            self.folder.path.mkdir(parents=True, exist_ok=True)
         self.callbacks = list(callbacks)
         self.parameters = list(model.parameters())
         self.optimizer = Adam(self.parameters, lr=1.0, betas=(0.9, 0.98), eps=1e-9)
@@ -84,20 +87,28 @@ class Trainer:
         loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=self.vocab.pad_id,
                                label_smoothing=self.config.label_smoothing)
         loss_value = loss.item()
-        if not math.isfinite(loss_value):
-            kept = self.folder.checkpoint("last") if self.folder else "none"
-            raise NonFiniteLossError(
-                f"step {self.step + 1}: the loss is {loss_value}; training stopped and the last "
-                f"good checkpoint ({kept}) was kept. Lower the learning rate (lr_factor) or "
-                "clip gradients harder (clip_norm)")
+        self._stop_if_not_finite("loss", loss_value)
         loss.backward()
         for callback in self.callbacks:
             callback.on_backward_end(self, self.step + 1, batch)
         grad_norm = clip_grad_norm_(self.parameters, self.config.clip_norm)
+        self._stop_if_not_finite("gradient norm", grad_norm)  # before it reaches the weights
         lr = self.optimizer.param_groups[0]["lr"]
         self.optimizer.step()
         self.scheduler.step()
         return {"loss": loss_value, "lr": lr, "grad_norm": grad_norm}
+
+    def _stop_if_not_finite(self, name, value):
+        """Raise NonFiniteLossError for a NaN/Inf `value`, before the optimizer step, so that
+        neither the weights nor any checkpoint see it."""
+        if math.isfinite(value):
+            return
+        last = self.folder.checkpoint("last") if self.folder is not None else None
+        kept = (f"the last good checkpoint ({last}) was kept" if last is not None and last.exists()
+                else "no checkpoint had been saved yet")
+        raise NonFiniteLossError(
+            f"step {self.step + 1}: the {name} is {value}; training stopped and {kept}. Lower "
+            "the learning rate (lr_factor) or clip gradients harder (clip_norm)")
 
     # ----- the loop ---------------------------------------------------------------------------
     def train(self):

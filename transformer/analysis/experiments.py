@@ -205,6 +205,12 @@ def ffn_w2(stack, layer):
     return f"{stack}.layers.{layer - 1}.ffn.sublayer.linear2.weight"
 
 
+def ffn_w2_norms(stack, layers):
+    """A picker for Study.values: the gradient norm of each of these layers' FFN W2."""
+    return lambda rows: [value(rows, quantity="param_grad_norm", param=ffn_w2(stack, layer))
+                         for layer in layers]
+
+
 # ----- outcomes -------------------------------------------------------------------------------
 @dataclass
 class Check:
@@ -277,9 +283,7 @@ def e1_ffn_gradient_by_layer(study, depth=6):
     for stack in STACKS:
         panels[stack] = {}
         for variant in variants:
-            norms = study.values(variant, depth, lambda rows: [
-                value(rows, quantity="param_grad_norm", param=ffn_w2(stack, layer))
-                for layer in layers])
+            norms = study.values(variant, depth, ffn_w2_norms(stack, layers))
             panels[stack][study.label(variant)] = (layers, norms)
             checks.append(Check(f"{variant} {stack[:3]}", norms[:, -1] / norms[:, 0],
                                 *bounds[variant]))

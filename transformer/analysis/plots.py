@@ -85,7 +85,8 @@ def plot_training_curves(curves, title, ylabel="training loss", path=None):
 def plot_attention(weights, query_tokens, key_tokens, title, panel_titles=None,
                    xlabel="attended to", ylabel="attending", path=None):
     """Heat maps of attention weights (n_panels, q_len, k_len), one panel per head by default,
-    the query tokens labelling the rows and the key tokens the columns."""
+    the query tokens labelling the rows and the key tokens the columns; one colour scale, from
+    0 to the largest weight, for all panels."""
     weights = np.asarray(weights)
     panel_titles = panel_titles or [f"head {i + 1}" for i in range(len(weights))]
     columns = min(len(weights), 4)
@@ -95,7 +96,7 @@ def plot_attention(weights, query_tokens, key_tokens, title, panel_titles=None,
     for ax in axes.flat[len(weights):]:
         ax.set_axis_off()
     for ax, panel, panel_title in zip(axes.flat, weights, panel_titles):
-        image = ax.imshow(panel, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+        image = ax.imshow(panel, cmap="viridis", vmin=0.0, vmax=weights.max(), aspect="auto")
         ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90)
         ax.set_yticks(range(len(query_tokens)), query_tokens)
         ax.set(title=panel_title, xlabel=xlabel, ylabel=ylabel)

@@ -61,8 +61,7 @@ def write_csv(rows, path, fields=None):
 def write_jsonl(rows, path):
     """Rows as JSON Lines: one object per line."""
     with open(path, "w") as file:
-        for row in rows:
-            file.write(json.dumps(row) + "\n")
+        file.writelines(json.dumps(row) + "\n" for row in rows)
 
 
 class GradientFlowRecorder(Callback):

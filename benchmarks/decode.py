@@ -1,0 +1,141 @@
+"""Milliseconds to decode greedily 32 tokens for 8 sentences, with and without the key/value
+cache, in minigrad or in PyTorch.
+
+The model is the benchmark Transformer of `configs.py` (random weights, eval mode); the
+sources are 8 random sentences of the config's length, with some padding. Decoding runs
+exactly 32 steps (`stop_at_eos=False`), so both frameworks do the same work whatever they
+predict. Without the cache every step re-runs the decoder over the whole prefix; with it each
+step feeds only the newest token (`transformer.greedy_decode(..., use_cache=...)`, mirrored
+by `torch_reference.greedy_decode`). The encoder runs once per decoding, inside the timing.
+
+    python benchmarks/decode.py --framework minigrad|torch --config tiny|small|base
+        [--device cpu|cuda] [--cache on|off|both] [--repeats 5] [--json]
+
+With `--json`, one record per cache setting, one per line (off first); the `on` record of
+`--cache both` adds `cache_speedup` (uncached / cached median) and `same_tokens` (both
+settings decoded the same ids). `benchmarks/compare.py` reads the last line of a run, so give
+it one setting: `compare.py --benchmark decode --args --config base --cache on`.
+"""
+
+import argparse
+import json
+import resource
+import statistics
+import time
+
+from configs import BOS_ID, CONFIGS, DECODE_BATCH, DECODE_STEPS, EOS_ID, SEED, random_batch
+
+
+def minigrad_decoder(config, device):
+    """A function use_cache -> decoded ids (NumPy), and the device's synchronize."""
+    import minigrad as mg
+    from minigrad.backend import get_backend
+    from transformer import Transformer, greedy_decode
+
+    mg.manual_seed(SEED)
+    model = Transformer(config.model_kwargs()).to(device).eval()
+    src, _, _ = random_batch(config, batch=DECODE_BATCH)
+    src = mg.tensor(src, device=device)
+
+    def decode(use_cache):
+        return greedy_decode(model, src, DECODE_STEPS, BOS_ID, EOS_ID, use_cache=use_cache,
+                             stop_at_eos=False)
+
+    return decode, get_backend(device).synchronize
+
+
+def torch_decoder(config, device):
+    import torch
+
+    from torch_reference import Transformer, greedy_decode
+
+    torch.manual_seed(SEED)
+    model = Transformer(**config.model_kwargs()).to(device).eval()
+    src, _, _ = random_batch(config, batch=DECODE_BATCH)
+    src = torch.from_numpy(src).to(device)
+
+    def decode(use_cache):
+        return greedy_decode(model, src, DECODE_STEPS, BOS_ID, EOS_ID, use_cache=use_cache,
+                             stop_at_eos=False)
+
+    def synchronize():
+        if src.is_cuda:
+            torch.cuda.synchronize()
+
+    return decode, synchronize
+
+
+FRAMEWORKS = {"minigrad": minigrad_decoder, "torch": torch_decoder}
+
+
+def milliseconds(call, synchronize, repeats, warmup):
+    """Wall-clock ms of each of `repeats` calls after `warmup` untimed ones; the last result."""
+    for _ in range(warmup):
+        result = call()
+    synchronize()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = call()
+        synchronize()
+        times.append(1e3 * (time.perf_counter() - start))
+    return times, result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--framework", choices=sorted(FRAMEWORKS), default="minigrad")
+    parser.add_argument("--config", choices=list(CONFIGS), default="tiny")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--cache", choices=("on", "off", "both"), default="both")
+    parser.add_argument("--repeats", type=int, default=5, help="timed decodings per setting")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed decodings first")
+    parser.add_argument("--json", action="store_true", help="one JSON record per line")
+    args = parser.parse_args()
+    if args.repeats < 1 or args.warmup < 1:
+        parser.error("--repeats and --warmup must be >= 1")
+
+    decode, synchronize = FRAMEWORKS[args.framework](CONFIGS[args.config], args.device)
+    settings = {"off": [False], "on": [True], "both": [False, True]}[args.cache]
+    records, decoded = [], []
+    for use_cache in settings:
+        times, ids = milliseconds(lambda: decode(use_cache), synchronize, args.repeats,
+                                  args.warmup)
+        median = statistics.median(times)
+        decoded.append(ids.cpu().numpy())  # both frameworks spell it so
+        records.append({
+            "benchmark": "decode",
+            "config": args.config,
+            "framework": args.framework,
+            "device": args.device,
+            "cache": "on" if use_cache else "off",
+            "figure": "tokens_per_s",
+            "tokens_per_s": DECODE_BATCH * DECODE_STEPS / (median * 1e-3),
+            "median_ms": median,
+            "min_ms": min(times),
+            "max_ms": max(times),
+            "batch": DECODE_BATCH,
+            "steps": DECODE_STEPS,
+            "repeats": args.repeats,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        })
+    if len(records) == 2:
+        uncached, cached = records
+        cached["cache_speedup"] = uncached["median_ms"] / cached["median_ms"]
+        cached["same_tokens"] = bool((decoded[0] == decoded[1]).all())
+
+    for record in records:
+        if args.json:
+            print(json.dumps(record))
+        else:
+            print(f"{record['framework']} {record['config']} on {record['device']}, cache "
+                  f"{record['cache']}: {record['median_ms']:.1f} ms for {DECODE_STEPS} tokens "
+                  f"× {DECODE_BATCH} sentences (min {record['min_ms']:.1f}, max "
+                  f"{record['max_ms']:.1f}), {record['tokens_per_s']:.0f} tokens/s")
+    if len(records) == 2 and not args.json:
+        print(f"cache speedup {records[1]['cache_speedup']:.2f}x, same tokens: "
+              f"{records[1]['same_tokens']}")
+
+
+if __name__ == "__main__":
+    main()

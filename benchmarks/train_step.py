@@ -1,0 +1,411 @@
+"""Milliseconds per training step of the benchmark Transformer, in minigrad or in PyTorch.
+
+A step is what a trainer does for each batch: zero_grad, forward, loss (cross-entropy, label
+smoothing 0.1, padding ignored), backward, Adam(0.9, 0.98, 1e-9) step; dropout 0.1, float32,
+one fixed batch of random tokens with some padding (the shapes are in `configs.py`; the
+PyTorch model is `torch_reference.py`). After `--warmup` untimed steps, `--steps` steps are
+timed, each split into its phases (the device is synchronized between them):
+
+    forward    zero_grad + forward + loss
+    backward   the backward pass
+    optimizer  the Adam step
+
+Measured in the same run: the forward alone under no-grad (eval mode); the peak RSS of the
+process; and the rate of a large float32 matrix product in the same framework, which turns
+the step's matrix-product FLOPs (counted from the shapes) into the matmul-only lower limit of
+a step, `matmul_floor_ms`: what a step would take if everything but the matrix products were
+free. `blas_share` = floor / median step: the share of the step the products need.
+
+    python benchmarks/train_step.py --framework minigrad|torch --config tiny|small|base
+        [--device cpu|cuda] [--steps 20] [--warmup 3] [--json] [--profile]
+
+`--profile` then prints a per-op time table over a few more steps: for minigrad, the time
+spent in each op's forward (`Function.apply`: checks, forward, graph recording) and in its
+backward, by op name, measured by wrapping those methods in this process only (the device is
+synchronized after each op, so on a GPU the times are per op, not overlapped); for PyTorch,
+torch.profiler's table.
+
+`tokens_per_s` counts the target tokens that are not padding (what a trainer reports).
+Run from the repository root with the packages importable (`pip install -e .` or
+`PYTHONPATH=.`); `benchmarks/compare.py --benchmark train_step` runs it for both frameworks.
+"""
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import time
+from collections import Counter, defaultdict
+
+from configs import (ADAM_BETAS, ADAM_EPS, CONFIGS, LABEL_SMOOTHING, LEARNING_RATE, PAD_ID,
+                     SEED, random_batch)
+
+GEMM_SIZE = {"cpu": 2048, "cuda": 8192}  # side of the square product that measures the rate
+
+
+# ----- what the step costs in matrix products ---------------------------------------------
+def matmul_flops(config):
+    """The FLOPs of one training step's matrix products, counted from the shapes.
+
+    A product (m×k)·(k×n) costs 2·m·n·k forward, and twice that backward (one product for the
+    gradient of each factor; every factor here needs one). Attention's two products,
+    Q·Kᵀ and weights·V, cost 2·q_len·k_len·d_head each per head: 2·q_len·k_len·d_model over
+    all heads. Padding positions are computed like the others; the embedding lookups are no
+    products."""
+    d, d_ff, vocab = config.d_model, config.d_ff, config.vocab
+    rows = config.batch * config.length  # positions of a source, and of a target, batch
+
+    def linear(d_in, d_out):  # one projection of every position
+        return 2 * rows * d_in * d_out
+
+    def attention_products(q_len, k_len):
+        return 2 * (2 * config.batch * q_len * k_len * d)
+
+    length = config.length
+    feed_forward = linear(d, d_ff) + linear(d_ff, d)
+    self_attention = 4 * linear(d, d) + attention_products(length, length)  # q, k, v, out
+    # cross-attention: q and out from the target, k and v from the memory (as many rows)
+    cross_attention = 4 * linear(d, d) + attention_products(length, length)
+    encoder_layer = self_attention + feed_forward
+    decoder_layer = self_attention + cross_attention + feed_forward
+    generator = linear(d, vocab)
+    forward = config.n_layers * (encoder_layer + decoder_layer) + generator
+    return 3 * forward
+
+
+# ----- the two frameworks -----------------------------------------------------------------
+class MinigradStep:
+    """The training step in minigrad."""
+
+    def __init__(self, config, device):
+        import minigrad as mg
+        from minigrad.backend import get_backend
+        from minigrad.nn import functional as F
+        from transformer import Transformer
+
+        self.mg, self.F = mg, F
+        mg.manual_seed(SEED)
+        self.model = Transformer(config.model_kwargs()).to(device)
+        self.optimizer = mg.optim.Adam(self.model.parameters(), lr=LEARNING_RATE,
+                                       betas=ADAM_BETAS, eps=ADAM_EPS)
+        self.src, self.tgt_in, self.tgt_out = (mg.tensor(ids, device=device)
+                                               for ids in random_batch(config))
+        self.synchronize = get_backend(device).synchronize
+        self.device = device
+
+    def parameter_count(self):
+        return self.model.num_parameters()
+
+    def zero_grad(self):
+        self.optimizer.zero_grad()
+
+    def forward_loss(self):
+        logits = self.model(self.src, self.tgt_in)
+        return self.F.cross_entropy(logits, self.tgt_out, ignore_index=PAD_ID,
+                                    label_smoothing=LABEL_SMOOTHING)
+
+    def backward(self, loss):
+        loss.backward()
+
+    def optimizer_step(self):
+        self.optimizer.step()
+
+    def inference(self):
+        self.model.eval()
+        with self.mg.no_grad():
+            self.model(self.src, self.tgt_in)
+        self.model.train()
+
+    def matmul(self, n):
+        """A closure multiplying two random float32 (n, n) matrices."""
+        a, b = (self.mg.randn(n, n, device=self.device) for _ in range(2))
+        return lambda: self.mg.matmul(a, b)
+
+    def profile(self, steps, run_step):
+        with OpTimes(self.synchronize) as times:
+            start = time.perf_counter()
+            for _ in range(steps):
+                run_step(self)
+            elapsed = time.perf_counter() - start
+        return times.table(steps, elapsed)
+
+
+class TorchStep:
+    """The training step in PyTorch, on the same model (`torch_reference.Transformer`)."""
+
+    def __init__(self, config, device):
+        import torch
+
+        from torch_reference import Transformer, parameter_count
+
+        self.torch, self.parameter_count_of = torch, parameter_count
+        torch.manual_seed(SEED)
+        self.device = torch.device(device)
+        self.model = Transformer(**config.model_kwargs()).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=LEARNING_RATE,
+                                          betas=ADAM_BETAS, eps=ADAM_EPS)
+        self.src, self.tgt_in, self.tgt_out = (torch.from_numpy(ids).to(self.device)
+                                               for ids in random_batch(config))
+
+    def synchronize(self):
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize()
+
+    def parameter_count(self):
+        return self.parameter_count_of(self.model)
+
+    def zero_grad(self):
+        self.optimizer.zero_grad()
+
+    def forward_loss(self):
+        logits = self.model(self.src, self.tgt_in)
+        return self.torch.nn.functional.cross_entropy(
+            logits.flatten(0, 1), self.tgt_out.flatten(), ignore_index=PAD_ID,
+            label_smoothing=LABEL_SMOOTHING)
+
+    def backward(self, loss):
+        loss.backward()
+
+    def optimizer_step(self):
+        self.optimizer.step()
+
+    def inference(self):
+        self.model.eval()
+        with self.torch.no_grad():
+            self.model(self.src, self.tgt_in)
+        self.model.train()
+
+    def matmul(self, n):
+        a, b = (self.torch.randn(n, n, device=self.device) for _ in range(2))
+        return lambda: a @ b
+
+    def profile(self, steps, run_step):
+        from torch.profiler import ProfilerActivity, profile
+
+        on_gpu = self.device.type == "cuda"
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
+        with profile(activities=activities) as profiler:
+            for _ in range(steps):
+                run_step(self)
+        sort_by = "self_device_time_total" if on_gpu else "self_cpu_time_total"
+        return (f"torch.profiler over {steps} steps (totals, not per step):\n"
+                + profiler.key_averages().table(sort_by=sort_by, row_limit=30))
+
+
+FRAMEWORKS = {"minigrad": MinigradStep, "torch": TorchStep}
+
+
+# ----- minigrad's per-op times --------------------------------------------------------------
+def _subclasses(cls):
+    for subclass in cls.__subclasses__():
+        yield subclass
+        yield from _subclasses(subclass)
+
+
+class OpTimes:
+    """While active (`with OpTimes(synchronize) as times:`), the wall time of every minigrad op
+    by name: its forward (`Function.apply`) and its backward (the `backward` method of its
+    Function subclass). The engine is not edited: the methods are wrapped in this process and
+    restored on exit.
+
+    Ops called inside another op's backward (backward is written with Tensor ops) count toward
+    that backward: they are how it is computed. So no time is counted twice, and what the
+    table does not cover is the rest of the step (module code, graph walk, optimizer)."""
+
+    def __init__(self, synchronize):
+        self.synchronize = synchronize
+        self.seconds = {"forward": defaultdict(float), "backward": defaultdict(float)}
+        self.calls = Counter()
+        self.depth = 0  # > 0 inside a timed call
+        self.restore = []  # (class, attribute, original value in the class's own dict)
+
+    def timed(self, phase, name, call, *args, **kwargs):
+        if self.depth:
+            return call(*args, **kwargs)
+        self.depth += 1
+        start = time.perf_counter()
+        try:
+            result = call(*args, **kwargs)
+            self.synchronize()
+        finally:
+            self.depth -= 1
+        self.seconds[phase][name] += time.perf_counter() - start
+        if phase == "forward":
+            self.calls[name] += 1
+        return result
+
+    def __enter__(self):
+        from minigrad.autograd import Function
+
+        times = self
+        original_apply = Function.__dict__["apply"].__func__
+
+        def apply(cls, *inputs, **params):
+            return times.timed("forward", cls.name, original_apply, cls, *inputs, **params)
+
+        def timed_backward(original):
+            def backward(fn, grad):
+                return times.timed("backward", fn.name, original, fn, grad)
+            return backward
+
+        self.restore.append((Function, "apply", Function.__dict__["apply"]))
+        Function.apply = classmethod(apply)
+        for cls in _subclasses(Function):
+            if "backward" in vars(cls):  # subclasses that inherit it are timed through it
+                self.restore.append((cls, "backward", vars(cls)["backward"]))
+                cls.backward = timed_backward(vars(cls)["backward"])
+        return self
+
+    def __exit__(self, *exc):
+        for cls, attribute, original in reversed(self.restore):
+            setattr(cls, attribute, original)
+        self.restore.clear()
+        return False
+
+    def table(self, steps, elapsed):
+        """The times per step, largest first, as text."""
+        step_ms = 1e3 * elapsed / steps
+        forward, backward = self.seconds["forward"], self.seconds["backward"]
+        names = sorted(set(forward) | set(backward),
+                       key=lambda name: -(forward[name] + backward[name]))
+        lines = [f"minigrad per-op times, ms per step (mean over {steps} steps of "
+                 f"{step_ms:.2f} ms, timers included)",
+                 f"{'op':<32}{'calls':>7}{'forward':>10}{'backward':>10}{'total':>10}"
+                 f"{'share':>8}"]
+        covered = 0.0
+        for name in names:
+            total = 1e3 * (forward[name] + backward[name]) / steps
+            covered += total
+            lines.append(f"{name:<32}{self.calls[name] / steps:>7.0f}"
+                         f"{1e3 * forward[name] / steps:>10.3f}"
+                         f"{1e3 * backward[name] / steps:>10.3f}{total:>10.3f}"
+                         f"{total / step_ms:>8.1%}")
+        rest = step_ms - covered
+        lines.append(f"{'(outside ops: modules, graph, optimizer)':<59}{rest:>10.3f}"
+                     f"{rest / step_ms:>8.1%}")
+        return "\n".join(lines)
+
+
+# ----- measuring ----------------------------------------------------------------------------
+def run_step(runner):
+    """One training step; its (forward, backward, optimizer) times in seconds."""
+    start = time.perf_counter()
+    runner.zero_grad()
+    loss = runner.forward_loss()
+    runner.synchronize()
+    forward_done = time.perf_counter()
+    runner.backward(loss)
+    runner.synchronize()
+    backward_done = time.perf_counter()
+    runner.optimizer_step()
+    runner.synchronize()
+    end = time.perf_counter()
+    return forward_done - start, backward_done - forward_done, end - backward_done
+
+
+def milliseconds(call, synchronize, repeats):
+    """Wall-clock ms of each of `repeats` calls (after one untimed call)."""
+    call()
+    synchronize()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        synchronize()
+        times.append(1e3 * (time.perf_counter() - start))
+    return times
+
+
+def gemm_gflops(runner, n, repeats=3):
+    """GFLOP/s of an (n, n) float32 matrix product in the framework: the best of `repeats`."""
+    best_ms = min(milliseconds(runner.matmul(n), runner.synchronize, repeats))
+    return 2 * n ** 3 / (best_ms * 1e-3) / 1e9
+
+
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
+
+
+def measure(framework, config, device, steps, warmup):
+    """One run: the runner (for profiling after it) and the JSON record."""
+    runner = FRAMEWORKS[framework](config, device)
+    for _ in range(warmup):
+        run_step(runner)
+    phases = [run_step(runner) for _ in range(steps)]
+    step_ms = [1e3 * sum(phase) for phase in phases]
+    no_grad_ms = milliseconds(runner.inference, runner.synchronize, steps)
+    peak = peak_rss_mb()  # before the GEMM, whose matrices are not part of training
+    gflops = gemm_gflops(runner, GEMM_SIZE["cuda" if device.startswith("cuda") else "cpu"])
+
+    median = statistics.median(step_ms)
+    flops = matmul_flops(config)
+    floor_ms = 1e3 * flops / (gflops * 1e9)
+    _, _, tgt_out = random_batch(config)
+    tokens = int((tgt_out != PAD_ID).sum())
+    return runner, {
+        "benchmark": "train_step",
+        "config": config.name,
+        "framework": framework,
+        "device": device,
+        "figure": "tokens_per_s",
+        "tokens_per_s": tokens / (median * 1e-3),
+        "median_ms": median,
+        "min_ms": min(step_ms),
+        "max_ms": max(step_ms),
+        "steps": steps,
+        "warmup": warmup,
+        "phases": {name: statistics.median(1e3 * phase[i] for phase in phases)
+                   for i, name in enumerate(("forward_ms", "backward_ms", "optimizer_ms"))},
+        "no_grad_forward_ms": statistics.median(no_grad_ms),
+        "matmul_gflop": flops / 1e9,
+        "gflops": gflops,
+        "matmul_floor_ms": floor_ms,
+        "blas_share": floor_ms / median,
+        "parameters": runner.parameter_count(),
+        "peak_rss_mb": peak,
+        "threads_env": {name: os.environ[name] for name in
+                        ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+                        if name in os.environ},
+    }
+
+
+def describe(record):
+    phases = record["phases"]
+    return "\n".join([
+        f"{record['framework']} {record['config']} on {record['device']}: "
+        f"{record['median_ms']:.2f} ms per training step (min {record['min_ms']:.2f}, "
+        f"max {record['max_ms']:.2f}, {record['steps']} steps), "
+        f"{record['tokens_per_s']:.0f} tokens/s",
+        f"  phases: forward {phases['forward_ms']:.2f} ms, backward "
+        f"{phases['backward_ms']:.2f} ms, optimizer {phases['optimizer_ms']:.2f} ms",
+        f"  no-grad forward: {record['no_grad_forward_ms']:.2f} ms",
+        f"  matmul floor: {record['matmul_floor_ms']:.2f} ms ({record['matmul_gflop']:.2f} "
+        f"GFLOP at {record['gflops']:.0f} GFLOP/s; {record['blas_share']:.0%} of the step)",
+        f"  parameters: {record['parameters']:,}; peak RSS {record['peak_rss_mb']:.0f} MB",
+    ])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--framework", choices=sorted(FRAMEWORKS), default="minigrad")
+    parser.add_argument("--config", choices=list(CONFIGS), default="tiny")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--steps", type=int, default=20, help="timed steps")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    parser.add_argument("--json", action="store_true", help="print one JSON record, last")
+    parser.add_argument("--profile", action="store_true",
+                        help="then print a per-op time table over a few more steps")
+    args = parser.parse_args()
+    if args.steps < 1 or args.warmup < 0:
+        parser.error("--steps must be >= 1 and --warmup >= 0")
+
+    runner, record = measure(args.framework, CONFIGS[args.config], args.device, args.steps,
+                             args.warmup)
+    if args.profile:
+        print(runner.profile(min(args.steps, 5), run_step))
+    print(json.dumps(record) if args.json else describe(record))
+
+
+if __name__ == "__main__":
+    main()

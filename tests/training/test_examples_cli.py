@@ -1,0 +1,136 @@
+"""The example scripts as a user runs them: `translate.py` on a trained run folder, and short
+runs of `train_translation.py` (Ctrl-C and --resume included) and `copy_task.py`."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import minigrad as mg
+
+REPO = Path(__file__).resolve().parents[2]
+TINY_FLAGS = ["--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "32",
+              "--no-progress"]
+
+
+def example(script, *args):
+    """The command line of examples/`script`, and the environment it runs in from a checkout."""
+    command = [sys.executable, str(REPO / "examples" / script), *map(str, args)]
+    return command, {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def run_example(script, *args, stdin="", timeout=60):
+    command, env = example(script, *args)
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, env=env,
+                          timeout=timeout, check=False)  # tests look at the exit status
+
+
+def read_records(folder):
+    with open(folder / "metrics.jsonl") as file:
+        return [json.loads(line) for line in file]
+
+
+# ----- translate.py ---------------------------------------------------------------------------
+
+def test_translate_prints_one_line_per_sentence_argument_in_order(memorized_run):
+    sources = [e.src for e in memorized_run.train][:6]
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, *sources)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [memorized_run.target(s) for s in sources]
+    assert result.stderr == ""
+
+
+def test_translate_reads_one_sentence_per_line_from_stdin(memorized_run):
+    sources = [e.src for e in memorized_run.train][-6:]
+    stdin = "\n".join(sources[:3]) + "\n\n" + "\n".join(sources[3:]) + "\n"  # a blank line
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [memorized_run.target(s) for s in sources]
+
+
+def test_translate_reports_unknown_words_on_stderr(memorized_run):
+    result = run_example("translate.py", "--checkpoint", memorized_run.path,
+                         "the zebra is blue", "the ball is blue")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and lines[1] == "la bola es azul"
+    assert "unknown word(s) zebra in 'the zebra is blue'" in result.stderr
+
+
+def test_translate_with_beam_search_and_the_last_checkpoint(memorized_run):
+    sources = ["the ball is blue", "the black cat drank the milk"]
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, "--beam", 2,
+                         "--which", "last", *sources)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["la bola es azul", "el gato negro bebió la leche"]
+
+
+def test_translate_without_sentences_is_a_usage_error(memorized_run):
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, stdin="\n")
+    assert result.returncode == 2
+    assert "no sentences given" in result.stderr
+
+
+# ----- train_translation.py -------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_train_translation_leaves_a_complete_run_folder(tmp_path):
+    out = tmp_path / "run"
+    result = run_example("train_translation.py", "--steps", 20, "--eval-every", 10, "--out",
+                         out, *TINY_FLAGS, timeout=240)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "best.npz", "config.json", "last.npz", "metrics.json", "metrics.jsonl", "vocab.json"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert {"test_exact_match", "test_bleu", "compositional_exact_match",
+            "compositional_bleu", "phenomena", "train_seconds"} <= metrics.keys()
+    assert [r["step"] for r in read_records(out) if r["split"] == "valid"] == [10, 20]
+    assert mg.load(out / "last.npz")["step"] == 20
+    assert "test: exact match" in result.stdout
+    assert "the ball is blue  ->  " in result.stdout  # the showcase translations
+
+
+def test_ctrl_c_saves_exits_130_and_resume_finishes_the_run(tmp_path):
+    """The documented behaviour: Ctrl-C stops after the current step, saves last.npz, says how
+    to continue and exits with status 130; --resume then appends to metrics.jsonl."""
+    out = tmp_path / "run"
+    command, env = example("train_translation.py", "--task", "copy", "--steps", 100,
+                           "--eval-every", 50, "--out", out, *TINY_FLAGS)
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env) as process:
+        for line in process.stdout:  # the validation record at step 50: training is under way
+            if "'split': 'valid'" in line:
+                process.send_signal(signal.SIGINT)
+                break
+        stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "continue with --resume" in stdout
+    stopped_at = mg.load(out / "last.npz")["step"]
+    assert 50 <= stopped_at < 100
+    assert f"interrupted at step {stopped_at}: saved {out / 'last.npz'}" in stdout
+    before = read_records(out)
+
+    result = run_example("train_translation.py", "--out", out, "--resume", timeout=240)
+    assert result.returncode == 0, result.stderr
+    records = read_records(out)
+    assert records[:len(before)] == before  # appended to, not truncated
+    assert [r["step"] for r in records if r["split"] == "valid"] == [50, 100]
+    assert mg.load(out / "last.npz")["step"] == 100
+    assert (out / "metrics.json").exists()
+
+
+# ----- copy_task.py ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_copy_task_runs_and_reports_held_out_exact_match(tmp_path):
+    result = run_example("copy_task.py", "--steps", 30, "--out", tmp_path / "copy",
+                         timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "held-out exact match: " in result.stdout
+    assert mg.load(tmp_path / "copy" / "last.npz")["step"] == 30
+    assert "test_exact_match" in json.loads((tmp_path / "copy" / "metrics.json").read_text())

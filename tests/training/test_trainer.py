@@ -1,0 +1,357 @@
+"""The Trainer and the training pipeline: a tiny run learns; an interrupted run (a shorter run,
+or a real Ctrl-C) resumed from last.npz ends bitwise where an uninterrupted run ends; a NaN or
+Inf stops training and keeps the last good checkpoint; the run folder holds what CONVENTIONS
+says; callbacks see the right arguments.
+
+All runs are on the CPU, with dropout on (so the random state must resume too)."""
+
+import functools
+import json
+import math
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from transformer import Transformer, TransformerConfig, Translator, pipeline
+from transformer.data import load_task
+from transformer.data.batching import Batch, BatchIterator, encode_pairs
+from transformer.data.grammar import toy_en_es
+from transformer.pipeline import build_model_config, build_vocab, train_translation
+from transformer.run_folder import RunFolder
+from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
+
+TINY_MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
+              "d_ff": 32, "dropout": 0.1}
+TRAIN_KEYS = {"step", "epoch", "split", "time_s", "loss", "lr", "grad_norm", "tokens_per_s"}
+VALID_KEYS = {"step", "epoch", "split", "time_s", "loss", "token_accuracy", "exact_match",
+              "bleu"}
+TIMING_KEYS = {"time_s", "tokens_per_s", "train_seconds"}  # the only things a resume may change
+
+
+def tiny_training(**changes):
+    """TrainingConfig options of a run of a few seconds: 12 steps of 16 copy sequences,
+    validation and checkpoints every 4 steps, a train record every step."""
+    return {"steps": 12, "batch_size": 16, "warmup_steps": 4, "eval_every": 4,
+            "checkpoint_every": 4, "log_every": 1, "eval_examples": 16, "progress": False,
+            **changes}
+
+
+@functools.cache
+def copy_task():
+    return load_task("copy")
+
+
+def build_trainer(out=None, callbacks=(), **training):
+    """A Trainer on the copy task built as `train_translation` builds it."""
+    config = TrainingConfig(**tiny_training(**training))
+    mg.manual_seed(config.seed)
+    splits = copy_task()
+    vocab = build_vocab(splits)
+    model = Transformer(build_model_config(vocab, splits, TINY_MODEL))
+    batches = BatchIterator(encode_pairs(splits["train"], vocab), vocab, config.batch_size,
+                            seed=config.seed)
+    return Trainer(model, batches, splits["valid"], vocab, config, out=out,
+                   callbacks=callbacks)
+
+
+def read_records(folder):
+    with open(folder / "metrics.jsonl") as file:
+        return [json.loads(line) for line in file]
+
+
+def without_timing(record):
+    return {key: value for key, value in record.items() if key not in TIMING_KEYS}
+
+
+def assert_bitwise_equal(actual, expected, where="state"):
+    """Nested dicts/lists of tensors, arrays and scalars are equal, arrays bit for bit."""
+    if isinstance(expected, mg.Tensor):
+        expected, actual = expected.numpy(), actual.numpy()
+    if isinstance(expected, np.ndarray):
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape, where
+        assert np.array_equal(actual, expected), f"{where} differs"
+    elif isinstance(expected, dict):
+        assert actual.keys() == expected.keys(), where
+        for key in expected:
+            assert_bitwise_equal(actual[key], expected[key], f"{where}[{key!r}]")
+    elif isinstance(expected, (list, tuple)):
+        assert len(actual) == len(expected), where
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_bitwise_equal(a, e, f"{where}[{i}]")
+    else:
+        assert actual == expected, f"{where}: {actual!r} != {expected!r}"
+
+
+def assert_same_training_state(actual, expected):
+    """Checkpoint states agree on everything but the wall-clock time spent."""
+    assert_bitwise_equal({k: v for k, v in actual.items() if k != "train_seconds"},
+                         {k: v for k, v in expected.items() if k != "train_seconds"})
+
+
+class Recorder(Callback):
+    """Remembers every call as (hook, trainer, step, argument), and at each on_backward_end
+    whether every parameter had its gradient."""
+
+    def __init__(self):
+        self.calls, self.gradients_ready = [], []
+
+    def on_backward_end(self, trainer, step, batch):
+        self.calls.append(("backward_end", trainer, step, batch))
+        self.gradients_ready.append(all(p.grad is not None for p in trainer.parameters))
+
+    def on_step_end(self, trainer, step, record):
+        self.calls.append(("step_end", trainer, step, dict(record)))
+
+    def on_validation(self, trainer, step, record):
+        self.calls.append(("validation", trainer, step, dict(record)))
+
+
+class CtrlCAt(Callback):
+    """Sends this process SIGINT, as a Ctrl-C in the terminal does, at the end of `step`."""
+
+    def __init__(self, step, times=1):
+        self.step, self.times = step, times
+
+    def on_step_end(self, trainer, step, record):
+        if step == self.step:
+            for _ in range(self.times):
+                os.kill(os.getpid(), signal.SIGINT)
+
+
+@pytest.fixture
+def sigint_guard():
+    """Turn a SIGINT that the Trainer failed to catch into a recorded event, so that it fails
+    the test instead of stopping the whole test session; restore the handler afterwards."""
+    stray = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: stray.append(signum))
+    yield stray
+    signal.signal(signal.SIGINT, previous)
+
+
+# ----- learning -------------------------------------------------------------------------------
+
+def test_a_tiny_run_decreases_the_loss():
+    recorder = Recorder()
+    trainer = build_trainer(steps=40, warmup_steps=10, eval_every=1000, callbacks=[recorder])
+    assert trainer.train() is True
+    losses = [record["loss"] for hook, _, _, record in recorder.calls if hook == "step_end"]
+    assert len(losses) == 40
+    first, last = np.mean(losses[:5]), np.mean(losses[-5:])
+    assert last < first - 0.25
+    assert last < math.log(len(trainer.vocab))  # better than a uniform guess
+
+
+# ----- callbacks ------------------------------------------------------------------------------
+
+def test_callbacks_get_the_trainer_the_step_and_the_batch_or_record():
+    recorder = Recorder()
+    trainer = build_trainer(steps=5, eval_every=2, callbacks=[recorder])
+    trainer.train()
+    hooks = [(hook, step) for hook, _, step, _ in recorder.calls]
+    assert hooks == [("backward_end", 1), ("step_end", 1),
+                     ("backward_end", 2), ("step_end", 2), ("validation", 2),
+                     ("backward_end", 3), ("step_end", 3),
+                     ("backward_end", 4), ("step_end", 4), ("validation", 4),
+                     ("backward_end", 5), ("step_end", 5),
+                     ("validation", 5)]  # the end of the run is validated too
+    assert all(call[1] is trainer for call in recorder.calls)
+    assert recorder.gradients_ready == [True] * 5
+    for hook, _, step, argument in recorder.calls:
+        if hook == "backward_end":
+            assert isinstance(argument, Batch)
+        elif hook == "step_end":
+            assert argument.keys() == TRAIN_KEYS and argument["step"] == step
+            assert argument["split"] == "train"
+        else:
+            assert VALID_KEYS <= argument.keys() and argument["step"] == step
+            assert argument["split"] == "valid"
+
+
+# ----- resuming -------------------------------------------------------------------------------
+
+def test_resuming_after_a_shorter_run_ends_bitwise_where_a_straight_run_ends(tmp_path):
+    straight = Recorder()
+    reference = build_trainer(tmp_path / "straight", steps=9, callbacks=[straight])
+    reference.train()
+
+    first_part = Recorder()
+    build_trainer(tmp_path / "split", steps=5, callbacks=[first_part]).train()
+    second_part = Recorder()
+    resumed = build_trainer(tmp_path / "split", steps=9, callbacks=[second_part])
+    assert resumed.resume() == 5
+    resumed.train()
+
+    def train_records(recorder):
+        return [without_timing(r) for hook, _, _, r in recorder.calls if hook == "step_end"]
+
+    assert train_records(first_part) + train_records(second_part) == train_records(straight)
+    for parameter, expected in zip(resumed.model.parameters(), reference.model.parameters()):
+        assert np.array_equal(parameter.numpy(), expected.numpy())
+    state, expected_state = resumed.state_dict(), reference.state_dict()
+    state.pop("best"), expected_state.pop("best")  # the 5-step run was validated at its end
+    assert_same_training_state(state, expected_state)
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory):
+    """An uninterrupted 12-step pipeline run on the copy task: (folder, metrics)."""
+    out = tmp_path_factory.mktemp("straight") / "run"
+    return out, train_translation("copy", out, TINY_MODEL, tiny_training(), showcase=())
+
+
+def test_ctrl_c_saves_last_npz_at_that_step_and_resume_ends_bitwise_the_same(
+        tmp_path, monkeypatch, capsys, sigint_guard, straight_run):
+    straight, straight_metrics = straight_run
+    out = tmp_path / "run"
+    before = signal.getsignal(signal.SIGINT)
+    with monkeypatch.context() as patch:  # the CLI's run, with a Ctrl-C after step 6
+        patch.setattr(pipeline, "Trainer", functools.partial(Trainer, callbacks=[CtrlCAt(6)]))
+        assert train_translation("copy", out, TINY_MODEL, tiny_training(),
+                                 showcase=()) is None
+    assert sigint_guard == []  # the Trainer caught it
+    assert signal.getsignal(signal.SIGINT) is before  # and gave the handler back
+    assert f"interrupted at step 6: saved {out / 'last.npz'}" in capsys.readouterr().out
+    assert mg.load(out / "last.npz")["step"] == 6
+    assert read_records(out)[-1]["step"] == 6
+    assert not (out / "metrics.json").exists()
+
+    metrics = train_translation("copy", out, resume=True, showcase=())  # as --resume does
+
+    assert_same_training_state(mg.load(out / "last.npz"), mg.load(straight / "last.npz"))
+    assert_bitwise_equal(mg.load(out / "best.npz")["model"],
+                         mg.load(straight / "best.npz")["model"])
+    # metrics.jsonl was appended to: the records of both parts, as the straight run's
+    assert [without_timing(r) for r in read_records(out)] == \
+        [without_timing(r) for r in read_records(straight)]
+    assert without_timing(metrics) == without_timing(straight_metrics)
+
+
+def test_a_second_ctrl_c_stops_at_once(sigint_guard):
+    before = signal.getsignal(signal.SIGINT)
+    trainer = build_trainer(steps=20, callbacks=[CtrlCAt(3, times=2)])
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train()
+    assert trainer.step == 3
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+# ----- NaN and Inf ----------------------------------------------------------------------------
+
+class Poison(Callback):
+    """At `step`, copies the bytes of last.npz (the last good checkpoint), then breaks the run:
+    `where="weights"` sets every weight to NaN after the step (so the next loss is NaN),
+    `where="gradient"` sets one gradient entry to `value` before clipping."""
+
+    def __init__(self, step, where, value=math.nan):
+        self.step, self.where, self.value = step, where, value
+        self.last_good = None
+
+    def _remember(self, trainer):
+        self.last_good = trainer.folder.checkpoint("last").read_bytes()
+
+    def on_backward_end(self, trainer, step, batch):
+        if step == self.step and self.where == "gradient":
+            self._remember(trainer)
+            trainer.parameters[0].grad.data.flat[0] = self.value
+
+    def on_step_end(self, trainer, step, record):
+        if step == self.step and self.where == "weights":
+            self._remember(trainer)
+            for parameter in trainer.parameters:
+                parameter.data[...] = math.nan
+
+
+def assert_last_good_checkpoint_kept(folder, poison, step):
+    last = folder / "last.npz"
+    assert last.read_bytes() == poison.last_good
+    state = mg.load(last)
+    assert state["step"] == step
+    assert all(np.isfinite(w.numpy()).all() for w in state["model"].values())
+
+
+def test_a_nan_loss_stops_with_a_clear_message_and_keeps_last_npz(tmp_path):
+    poison = Poison(step=3, where="weights")  # last.npz is from step 2; step 4's loss is NaN
+    trainer = build_trainer(tmp_path, steps=8, checkpoint_every=2, callbacks=[poison])
+    with pytest.raises(NonFiniteLossError) as raised:
+        trainer.train()
+    message = str(raised.value)
+    assert message.startswith("step 4: the loss is nan; training stopped")
+    assert f"the last good checkpoint ({tmp_path / 'last.npz'}) was kept" in message
+    assert "lr_factor" in message  # what to try
+    assert_last_good_checkpoint_kept(tmp_path, poison, step=2)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # inf * 0
+@pytest.mark.parametrize("value", [math.inf, math.nan])
+def test_a_non_finite_gradient_stops_before_the_weights_or_a_checkpoint_see_it(tmp_path,
+                                                                                  value):
+    poison = Poison(step=4, where="gradient", value=value)  # step 4 would save last.npz
+    trainer = build_trainer(tmp_path, steps=8, checkpoint_every=2, callbacks=[poison])
+    with pytest.raises(NonFiniteLossError, match=f"step 4: the gradient norm is {value}"):
+        trainer.train()
+    assert all(np.isfinite(p.numpy()).all() for p in trainer.model.parameters())
+    assert_last_good_checkpoint_kept(tmp_path, poison, step=2)
+
+
+def test_a_nan_before_any_checkpoint_says_there_is_none():
+    class PoisonFirstStep(Callback):
+        def on_backward_end(self, trainer, step, batch):
+            trainer.parameters[0].grad.data.flat[0] = math.nan
+
+    trainer = build_trainer(callbacks=[PoisonFirstStep()])
+    with pytest.raises(NonFiniteLossError, match="no checkpoint had been saved yet"):
+        trainer.train()
+
+
+# ----- the run folder -------------------------------------------------------------------------
+
+def small_toy_en_es(name, data=None, seed=0):
+    """The toy-en-es task, drawn smaller (the full 50,000 pairs take seconds to draw)."""
+    assert name == "toy-en-es" and data is None
+    return toy_en_es(seed, n_train=1000, n_valid=20, n_test=20, n_compositional=20)
+
+
+def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline, "load_task", small_toy_en_es)
+    out = tmp_path / "run"
+    training = tiny_training(steps=6, eval_every=3, checkpoint_every=3, log_every=2)
+    metrics = train_translation("toy-en-es", out, TINY_MODEL, training, showcase=())
+    assert sorted(p.name for p in out.iterdir()) == [
+        "best.npz", "config.json", "last.npz", "metrics.json", "metrics.jsonl", "vocab.json"]
+    folder = RunFolder(out)
+
+    config = folder.read_json("config.json")
+    assert config["task"] == {"name": "toy-en-es", "data": None}
+    splits = small_toy_en_es("toy-en-es")
+    vocab = build_vocab(splits)
+    assert TransformerConfig.from_dict(config["model"]) == \
+        build_model_config(vocab, splits, TINY_MODEL)
+    assert TrainingConfig.from_dict(config["training"]) == TrainingConfig(**training)
+    assert folder.vocab() == vocab
+
+    records = read_records(out)
+    train = [r for r in records if r["split"] == "train"]
+    valid = [r for r in records if r["split"] == "valid"]
+    assert [r["step"] for r in train] == [2, 4, 6]
+    assert [r["step"] for r in valid] == [3, 6]
+    assert all(r.keys() == TRAIN_KEYS for r in train)
+    assert all(VALID_KEYS <= r.keys() for r in valid)
+    times = [r["time_s"] for r in records]
+    assert times == sorted(times)
+
+    last, best = mg.load(out / "last.npz"), mg.load(out / "best.npz")
+    assert set(last) == {"model", "optimizer", "scheduler", "rng", "data", "step", "best",
+                         "train_seconds"}
+    assert last["step"] == 6 and last["data"]["position"] == 6
+    best_record = max(valid, key=lambda r: (r["exact_match"], -r["loss"]))
+    assert best["step"] == best_record["step"]
+    assert_bitwise_equal(folder.load_model("last").state_dict(), last["model"])
+
+    assert json.loads((out / "metrics.json").read_text()) == metrics
+    assert {"test_exact_match", "test_bleu", "compositional_exact_match",
+            "compositional_bleu", "phenomena", "train_seconds"} <= metrics.keys()
+    assert set(metrics["phenomena"]) == {e.phenomenon for e in splits["test"]}
+    assert_bitwise_equal(Translator.from_checkpoint(out).model.state_dict(), best["model"])
