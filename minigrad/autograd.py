@@ -106,22 +106,27 @@ class Function:
     def apply(cls, *inputs, **params):
         """Run forward on the inputs' arrays and, when grad mode needs it, record the graph."""
         backend = inputs[0].backend
+        requires_grad = False
         for tensor in inputs:
             if tensor.backend is not backend:
                 raise DeviceError(
                     f"{cls.name}: inputs are on different devices "
                     f"({', '.join(t.device for t in inputs)}); move them with .to(device) first"
                 )
-            if cls.float_only and tensor.data.dtype.kind != "f":
-                raise DTypeError(
-                    f"{cls.name}: needs floating-point inputs, got {tensor.dtype} "
-                    f"with shape {tensor.shape}; convert with .astype('float32')"
-                )
-        fn = cls.__new__(cls)
+            if tensor.requires_grad:
+                requires_grad = True
+        if cls.float_only:
+            for tensor in inputs:
+                if tensor.data.dtype.kind != "f":
+                    raise DTypeError(
+                        f"{cls.name}: needs floating-point inputs, got {tensor.dtype} "
+                        f"with shape {tensor.shape}; convert with .astype('float32')"
+                    )
+        fn = object.__new__(cls)
         fn.xp = backend.xp
         fn.backend = backend
         data = fn.forward(*[t.data for t in inputs], **params)
-        if _GradMode.enabled and any(t.requires_grad for t in inputs):
+        if requires_grad and _GradMode.enabled:
             fn.inputs = inputs
             out = Tensor._make(data, backend, True, fn)
             if cls.needs_output:
@@ -269,7 +274,7 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
             for parent, parent_grad in zip(fn.inputs, input_grads):
                 if parent_grad is None or not parent.requires_grad:
                     continue
-                if parent_grad.shape != parent.shape:
+                if parent_grad.data.shape != parent.data.shape:
                     raise ShapeError(
                         f"{fn.name}: backward gave a gradient of shape {parent_grad.shape} for "
                         f"an input of shape {parent.shape} (a bug in this op's backward)"

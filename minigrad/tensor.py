@@ -386,15 +386,29 @@ def tensor(data, requires_grad=False, dtype=None, device=None):
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
+_scalars = {}  # (value, type, dtype, backend) -> a 0-d constant Tensor, reused across ops
+
+
 def ensure_tensor(value, like):
     """Python scalars and arrays as tensors beside `like`: a scalar is 'weak' (NumPy 2, NEP 50),
-    taking `like`'s dtype when its kind fits (float32 tensor * 2.0 stays float32)."""
+    taking `like`'s dtype when its kind fits (float32 tensor * 2.0 stays float32).
+
+    Scalar constants are cached: `1 - y` in a backward pass makes no new array."""
     if isinstance(value, Tensor):
         return value
     backend = like.backend
-    if isinstance(value, (bool, int, float)):
-        dtype = np.result_type(like.dtype, value)
-        return Tensor._make(backend.xp.asarray(value, dtype=dtype), backend)
+    if type(value) in (float, int, bool):
+        dtype = like.data.dtype
+        if dtype.kind != "f":
+            dtype = np.result_type(dtype, value)
+        key = (value, type(value), dtype, backend)
+        constant = _scalars.get(key)
+        if constant is None:
+            if len(_scalars) >= 1024:
+                _scalars.clear()
+            constant = _scalars[key] = Tensor._make(backend.xp.asarray(value, dtype=dtype),
+                                                    backend)
+        return constant
     if backend_of_array(value) is not backend and backend.device != "cpu":
         raise DeviceError(
             f"an array of type {type(value).__name__} combined with a tensor on {like.device}: "

@@ -323,6 +323,10 @@ def section_1_stacks(subject):
             rows.append(("decoder", "embedding", "token vectors" + (
                 " (the encoder's matrix, shared)" if shared else ""),
                 0 if shared else model.decoder.embedding.num_parameters()))
+        positions = getattr(model, stack).positional.num_parameters()
+        if positions:
+            rows.append((stack, "positions", "learned position vectors (max_len × d_model)",
+                         positions))
         for number, layer in enumerate(layers, start=1):
             for name in ("self_attn", "cross_attn", "ffn"):
                 if hasattr(layer, name):
@@ -1001,7 +1005,9 @@ def section_8_residuals(subject):
                     xs.append(layer)
                     ys.append(values[q])
         panels[stack] = lines
-    figure = plot_depth_profiles(panels, "gradient norm through the skip path and the branch")
+    positive = all(v > 0 for lines in panels.values() for _, ys in lines.values() for v in ys)
+    figure = plot_depth_profiles(panels, "gradient norm through the skip path and the branch",
+                                 log_y=positive)
     for ax in figure.axes:
         if ax.get_xlabel() == "layer":
             ax.set_xticks(list(range(1, max(len(model.encoder.layers),

@@ -1,6 +1,7 @@
 """Elementwise ops: arithmetic with NumPy broadcasting, unary math, clip, where, masked_fill."""
 
 import math
+import operator
 
 import numpy as np
 
@@ -23,9 +24,7 @@ class BinaryFunction(Function):
 
 class Add(BinaryFunction):
     name = "add"
-
-    def compute(self, a, b):
-        return a + b
+    compute = staticmethod(operator.add)
 
     def backward(self, grad):
         a, b = self.inputs
@@ -35,9 +34,7 @@ class Add(BinaryFunction):
 
 class Subtract(BinaryFunction):
     name = "subtract"
-
-    def compute(self, a, b):
-        return a - b
+    compute = staticmethod(operator.sub)
 
     def backward(self, grad):
         a, b = self.inputs
@@ -47,9 +44,7 @@ class Subtract(BinaryFunction):
 
 class Multiply(BinaryFunction):
     name = "multiply"
-
-    def compute(self, a, b):
-        return a * b
+    compute = staticmethod(operator.mul)
 
     def backward(self, grad):
         a, b = self.inputs
@@ -59,9 +54,7 @@ class Multiply(BinaryFunction):
 
 class Divide(BinaryFunction):
     name = "divide"
-
-    def compute(self, a, b):
-        return a / b
+    compute = staticmethod(operator.truediv)
 
     def backward(self, grad):
         a, b = self.inputs
@@ -170,8 +163,23 @@ class Tanh(Function):
         return self.xp.tanh(x)
 
     def backward(self, grad):
-        y = self.output()
-        return (grad * (1 - y * y),)
+        return (TanhBackward.apply(grad, self.output()),)
+
+
+class TanhBackward(BinaryFunction):
+    """grad · (1 - y²), tanh's backward from its output y, as one op (itself differentiable,
+    so tanh has gradients of gradients)."""
+
+    name = "tanh_backward"
+    float_only = True
+
+    def compute(self, grad, y):
+        return grad * (1 - y * y)
+
+    def backward(self, grad_of_grad):
+        grad, y = self.inputs
+        return (unbroadcast(grad_of_grad * (1 - y * y), grad.shape),
+                unbroadcast(grad_of_grad * grad * y * -2, y.shape))
 
 
 class Sigmoid(Function):
@@ -185,8 +193,22 @@ class Sigmoid(Function):
         return self.xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
     def backward(self, grad):
-        y = self.output()
-        return (grad * y * (1 - y),)
+        return (SigmoidBackward.apply(grad, self.output()),)
+
+
+class SigmoidBackward(BinaryFunction):
+    """grad · y(1 - y), sigmoid's backward from its output y, as one op (differentiable)."""
+
+    name = "sigmoid_backward"
+    float_only = True
+
+    def compute(self, grad, y):
+        return grad * y * (1 - y)
+
+    def backward(self, grad_of_grad):
+        grad, y = self.inputs
+        return (unbroadcast(grad_of_grad * y * (1 - y), grad.shape),
+                unbroadcast(grad_of_grad * grad * (1 - 2 * y), y.shape))
 
 
 class Relu(Function):

@@ -214,7 +214,7 @@ def test_ctrl_c_saves_last_npz_at_that_step_and_resume_ends_bitwise_the_same(
     assert sigint_guard == []  # the Trainer caught it
     assert signal.getsignal(signal.SIGINT) is before  # and gave the handler back
     assert f"interrupted at step 6: saved {out / 'last.npz'}" in capsys.readouterr().out
-    assert mg.load(out / "last.npz")["step"] == 6
+    assert mg.load(out / "last.npz")["step"] == 6  # not a checkpoint step: saved for Ctrl-C
     assert read_records(out)[-1]["step"] == 6
     assert not (out / "metrics.json").exists()
 
