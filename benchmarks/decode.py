@@ -18,6 +18,7 @@ it one setting: `compare.py --benchmark decode --args --config base --cache on`.
 """
 
 import argparse
+import functools
 import json
 import resource
 import statistics
@@ -46,7 +47,6 @@ def minigrad_decoder(config, device):
 
 def torch_decoder(config, device):
     import torch
-
     from torch_reference import Transformer, greedy_decode
 
     torch.manual_seed(SEED)
@@ -99,8 +99,8 @@ def main():
     settings = {"off": [False], "on": [True], "both": [False, True]}[args.cache]
     records, decoded = [], []
     for use_cache in settings:
-        times, ids = milliseconds(lambda: decode(use_cache), synchronize, args.repeats,
-                                  args.warmup)
+        times, ids = milliseconds(functools.partial(decode, use_cache), synchronize,
+                                  args.repeats, args.warmup)
         median = statistics.median(times)
         decoded.append(ids.cpu().numpy())  # both frameworks spell it so
         records.append({

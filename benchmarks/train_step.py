@@ -38,8 +38,16 @@ import statistics
 import time
 from collections import Counter, defaultdict
 
-from configs import (ADAM_BETAS, ADAM_EPS, CONFIGS, LABEL_SMOOTHING, LEARNING_RATE, PAD_ID,
-                     SEED, random_batch)
+from configs import (
+    ADAM_BETAS,
+    ADAM_EPS,
+    CONFIGS,
+    LABEL_SMOOTHING,
+    LEARNING_RATE,
+    PAD_ID,
+    SEED,
+    random_batch,
+)
 
 GEMM_SIZE = {"cpu": 2048, "cuda": 8192}  # side of the square product that measures the rate
 
@@ -136,7 +144,6 @@ class TorchStep:
 
     def __init__(self, config, device):
         import torch
-
         from torch_reference import Transformer, parameter_count
 
         self.torch, self.parameter_count_of = torch, parameter_count
@@ -269,10 +276,10 @@ class OpTimes:
         forward, backward = self.seconds["forward"], self.seconds["backward"]
         names = sorted(set(forward) | set(backward),
                        key=lambda name: -(forward[name] + backward[name]))
-        lines = [f"minigrad per-op times, ms per step (mean over {steps} steps of "
-                 f"{step_ms:.2f} ms, timers included)",
-                 f"{'op':<32}{'calls':>7}{'forward':>10}{'backward':>10}{'total':>10}"
-                 f"{'share':>8}"]
+        lines = [(f"minigrad per-op times, ms per step (mean over {steps} steps of "
+                  f"{step_ms:.2f} ms, timers included)"),
+                 (f"{'op':<32}{'calls':>7}{'forward':>10}{'backward':>10}{'total':>10}"
+                  f"{'share':>8}")]
         covered = 0.0
         for name in names:
             total = 1e3 * (forward[name] + backward[name]) / steps
@@ -371,17 +378,18 @@ def measure(framework, config, device, steps, warmup):
 
 
 def describe(record):
+    """The record as a few readable lines."""
     phases = record["phases"]
     return "\n".join([
-        f"{record['framework']} {record['config']} on {record['device']}: "
-        f"{record['median_ms']:.2f} ms per training step (min {record['min_ms']:.2f}, "
-        f"max {record['max_ms']:.2f}, {record['steps']} steps), "
-        f"{record['tokens_per_s']:.0f} tokens/s",
-        f"  phases: forward {phases['forward_ms']:.2f} ms, backward "
-        f"{phases['backward_ms']:.2f} ms, optimizer {phases['optimizer_ms']:.2f} ms",
+        (f"{record['framework']} {record['config']} on {record['device']}: "
+         f"{record['median_ms']:.2f} ms per training step (min {record['min_ms']:.2f}, "
+         f"max {record['max_ms']:.2f}, {record['steps']} steps), "
+         f"{record['tokens_per_s']:.0f} tokens/s"),
+        (f"  phases: forward {phases['forward_ms']:.2f} ms, backward "
+         f"{phases['backward_ms']:.2f} ms, optimizer {phases['optimizer_ms']:.2f} ms"),
         f"  no-grad forward: {record['no_grad_forward_ms']:.2f} ms",
-        f"  matmul floor: {record['matmul_floor_ms']:.2f} ms ({record['matmul_gflop']:.2f} "
-        f"GFLOP at {record['gflops']:.0f} GFLOP/s; {record['blas_share']:.0%} of the step)",
+        (f"  matmul floor: {record['matmul_floor_ms']:.2f} ms ({record['matmul_gflop']:.2f} "
+         f"GFLOP at {record['gflops']:.0f} GFLOP/s; {record['blas_share']:.0%} of the step)"),
         f"  parameters: {record['parameters']:,}; peak RSS {record['peak_rss_mb']:.0f} MB",
     ])
 

@@ -15,6 +15,11 @@ from transformer.data import TASKS
 from transformer.pipeline import train_translation
 
 
+def given(**options):
+    """The options set on the command line or with a default here (None: TrainingConfig's)."""
+    return {name: value for name, value in options.items() if value is not None}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -31,13 +36,14 @@ def main():
     model.add_argument("--dropout", type=float, default=0.1)
     model.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
     training = parser.add_argument_group("training")
-    training.add_argument("--steps", type=int, default=3000)
+    training.add_argument("--steps", type=int,
+                          help="training steps (default 3000; with --resume: extend the run)")
     training.add_argument("--batch-size", type=int, default=64)
     training.add_argument("--warmup", type=int, default=400)
     training.add_argument("--lr-factor", type=float, default=1.0)
     training.add_argument("--eval-every", type=int, default=500)
-    training.add_argument("--time-limit", type=float, default=0.0,
-                          help="stop training after this many seconds (0: no limit)")
+    training.add_argument("--time-limit", type=float,
+                          help="stop training after this many seconds (default: no limit)")
     training.add_argument("--seed", type=int, default=0)
     training.add_argument("--no-progress", action="store_true", help="log lines, no tqdm bar")
     args = parser.parse_args()
@@ -48,11 +54,11 @@ def main():
         model_options=dict(d_model=args.d_model, n_heads=args.heads,
                            n_encoder_layers=args.layers, n_decoder_layers=args.layers,
                            d_ff=args.d_ff, dropout=args.dropout, norm_first=args.norm_first),
-        training_options=dict(steps=args.steps, batch_size=args.batch_size,
-                              warmup_steps=args.warmup, lr_factor=args.lr_factor,
-                              eval_every=args.eval_every, checkpoint_every=args.eval_every,
-                              time_limit_s=args.time_limit, seed=args.seed,
-                              progress=not args.no_progress))
+        training_options=given(steps=args.steps, batch_size=args.batch_size,
+                               warmup_steps=args.warmup, lr_factor=args.lr_factor,
+                               eval_every=args.eval_every, checkpoint_every=args.eval_every,
+                               time_limit_s=args.time_limit, seed=args.seed,
+                               progress=not args.no_progress))
     if metrics is None:  # interrupted by Ctrl-C: last.npz is saved
         sys.exit(130)
 

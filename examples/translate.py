@@ -7,6 +7,7 @@
 import argparse
 import sys
 
+from minigrad.errors import CheckpointError
 from transformer.translator import Translator
 
 
@@ -22,7 +23,10 @@ def main():
     sentences = args.sentences or [line.strip() for line in sys.stdin if line.strip()]
     if not sentences:
         parser.error("no sentences given (as arguments or on stdin)")
-    translator = Translator.from_checkpoint(args.checkpoint, args.which, args.device)
+    try:
+        translator = Translator.from_checkpoint(args.checkpoint, args.which, args.device)
+    except CheckpointError as error:
+        sys.exit(f"translate: {error}")
     for translation in translator.translate(sentences, beam_size=args.beam):
         print(translation)
 

@@ -14,6 +14,10 @@ from .model import Transformer
 from .run_folder import RunFolder
 from .training import Trainer, TrainingConfig
 
+# What a resumed run may change: how long it goes on and how it reports (nothing that would
+# make it differ from an uninterrupted run of the same length).
+RESUMABLE_OPTIONS = ("steps", "time_limit_s", "progress")
+
 # Sentences of the source articles, shown after training (they are in the toy grammar).
 SHOWCASE = ["the ball is blue", "the black cat drank the milk",
             "the animal didn't cross the street because it was too tired"]
@@ -31,11 +35,12 @@ def build_vocab(splits):
 
 def build_model_config(vocab, splits, model_options=None):
     """The TransformerConfig of a run on `splits`: one joint vocabulary with shared embeddings,
-    max_len fitting the longest pair, then `model_options` (TransformerConfig fields) on top."""
+    max_len fitting the longest pair, the main job's sizes (MAIN_JOB_MODEL), then
+    `model_options` (TransformerConfig fields) on top."""
     longest = max(len(tokenize(e.src)) + len(tokenize(e.tgt)) for s in splits.values()
                   for e in s)
     return TransformerConfig(len(vocab), len(vocab), **{
-        "share_embeddings": True, "max_len": max(64, 2 * longest + 16),
+        "share_embeddings": True, "max_len": max(64, 2 * longest + 16), **MAIN_JOB_MODEL,
         **(model_options or {})})
 
 
@@ -44,13 +49,15 @@ def fresh_setup(task="toy-en-es", model_options=None, seed=0, data=None):
     options default to the main job's, MAIN_JOB_MODEL); no model, no folder."""
     splits = load_task(task, data=data, seed=seed)
     vocab = build_vocab(splits)
-    return vocab, build_model_config(vocab, splits, {**MAIN_JOB_MODEL, **(model_options or {})})
+    return vocab, build_model_config(vocab, splits, model_options)
 
 
 def train_translation(task, out, model_options=None, training_options=None, data=None,
                       resume=False, device=None, showcase=SHOWCASE):
-    """Train on `task` into run folder `out` (or continue it with `resume`), then evaluate the
-    best checkpoint on every held-out split. Returns the final metrics (also metrics.json)."""
+    """Train on `task` into run folder `out` (or continue it with `resume`: the saved
+    configuration holds, except RESUMABLE_OPTIONS given in `training_options`), then evaluate
+    the best checkpoint on every held-out split. Returns the final metrics (also
+    metrics.json), or None when training was interrupted."""
     folder = RunFolder(out)
     if device is not None:
         mg.set_default_device(device)
@@ -58,7 +65,8 @@ def train_translation(task, out, model_options=None, training_options=None, data
         saved = folder.read_json("config.json")
         task, data = saved["task"]["name"], saved["task"]["data"]
         model_config = TransformerConfig.from_dict(saved["model"])
-        training_config = TrainingConfig.from_dict(saved["training"])
+        training_config = TrainingConfig.from_dict({**saved["training"], **{
+            k: v for k, v in (training_options or {}).items() if k in RESUMABLE_OPTIONS}})
     else:
         training_config = TrainingConfig(**(training_options or {}))
     mg.manual_seed(training_config.seed)

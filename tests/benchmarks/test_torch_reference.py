@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import minigrad as mg
+from minigrad.nn import functional as F
+from transformer import Transformer, greedy_decode
+from transformer.positional import sinusoidal_encoding
 
-import minigrad as mg  # noqa: E402
-from minigrad.nn import functional as F  # noqa: E402
-from transformer import Transformer, greedy_decode  # noqa: E402
-from transformer.positional import sinusoidal_encoding  # noqa: E402
+torch = pytest.importorskip("torch")
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
