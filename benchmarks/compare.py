@@ -48,7 +48,8 @@ def report(records):
     frameworks = list(records)
     first = frameworks[0]
     sample = records[first][0]
-    lines = [(f"{sample.get('benchmark', '')} {sample['config']} on {sample['device']} "
+    variant = f" cache {sample['cache']}" if "cache" in sample else ""
+    lines = [(f"{sample.get('benchmark', '')} {sample['config']}{variant} on {sample['device']} "
               f"({len(records[first])} interleaved rounds)")]
     for framework in frameworks:
         medians = [r["median_ms"] for r in records[framework]]
@@ -57,9 +58,12 @@ def report(records):
         extra = f", {statistics.median(values):.2f} {figure}" if values else ""
         lines.append(f"  {framework:<9} median {statistics.median(medians):.2f} ms{extra}")
     for other in frameworks[1:]:
-        ratios = [a["median_ms"] / b["median_ms"] for a, b in zip(records[first], records[other])]
-        lines.append(f"  {first}/{other}: {statistics.median(ratios):.2f}x "
-                     f"(spread {min(ratios):.2f}-{max(ratios):.2f} over the rounds)")
+        for key, label in (("median_ms", "time"), ("peak_rss_mb", "peak RSS")):
+            ratios = [a[key] / b[key] for a, b in zip(records[first], records[other])
+                      if a.get(key) and b.get(key)]
+            if ratios:
+                lines.append(f"  {first}/{other} {label}: {statistics.median(ratios):.2f}x "
+                             f"(spread {min(ratios):.2f}-{max(ratios):.2f} over the rounds)")
     return lines
 
 

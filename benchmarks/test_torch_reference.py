@@ -2,7 +2,8 @@
 the same parameter count for every benchmark shape, and with our weights copied in (dropout
 off), the same positions, logits and loss (float32), gradients (float64) and greedy decodings.
 
-Skipped where PyTorch is not installed (it is the `bench` extra, not a test dependency)."""
+It lives beside the benchmarks, outside the test suite (PyTorch is never a test dependency):
+run it with the `bench` extra installed, `python -m pytest benchmarks`."""
 
 import importlib.util
 import sys
@@ -18,7 +19,7 @@ from transformer.positional import sinusoidal_encoding
 
 torch = pytest.importorskip("torch")
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parent
 
 
 def _load(name):
