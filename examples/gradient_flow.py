@@ -11,19 +11,13 @@ whether it held. An expectation that does not hold is reported as such, never tu
 
 import argparse
 import dataclasses
-import os
 import time
 from pathlib import Path
 
-# These models' matrices are small: BLAS threads cost more than they save (much more on a busy
-# machine). Set before NumPy is first imported (by transformer, in main); an explicit setting
-# in the environment wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from transformer.analysis.experiments import DEFAULT, EXPERIMENTS, QUICK, run_experiments
 
 
 def main(argv=None):
-    from transformer.analysis.experiments import DEFAULT, EXPERIMENTS, QUICK, run_experiments
-
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
