@@ -9,12 +9,6 @@ Writes OUT/walkthrough.md and its PNG figures (linked by relative paths). Withou
 main job's model from --seed, and says so at the top of the page. Headless (Agg canvas).
 """
 
-import os
-
-# Small matrices: BLAS threads cost more than they save. An explicit setting wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
-
 import argparse
 import time
 

@@ -16,7 +16,7 @@ from transformer.pipeline import train_translation
 
 
 def given(**options):
-    """The options set on the command line or with a default here (None: TrainingConfig's)."""
+    """The options set on the command line or with a default here (None: the library's)."""
     return {name: value for name, value in options.items() if value is not None}
 
 
@@ -28,12 +28,12 @@ def main():
     parser.add_argument("--out", help="run folder (default: runs/TASK)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out")
     parser.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N")
-    model = parser.add_argument_group("model")
-    model.add_argument("--d-model", type=int, default=64)
-    model.add_argument("--heads", type=int, default=4)
-    model.add_argument("--layers", type=int, default=2, help="encoder and decoder layers each")
-    model.add_argument("--d-ff", type=int, default=256)
-    model.add_argument("--dropout", type=float, default=0.1)
+    model = parser.add_argument_group("model (defaults: transformer.pipeline.MAIN_JOB_MODEL)")
+    model.add_argument("--d-model", type=int)
+    model.add_argument("--heads", type=int)
+    model.add_argument("--layers", type=int, help="encoder and decoder layers each")
+    model.add_argument("--d-ff", type=int)
+    model.add_argument("--dropout", type=float)
     model.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
     training = parser.add_argument_group("training")
     training.add_argument("--steps", type=int,
@@ -51,9 +51,10 @@ def main():
     metrics = train_translation(
         args.task, args.out or f"runs/{args.task}", data=args.data, resume=args.resume,
         device=args.device,
-        model_options=dict(d_model=args.d_model, n_heads=args.heads,
-                           n_encoder_layers=args.layers, n_decoder_layers=args.layers,
-                           d_ff=args.d_ff, dropout=args.dropout, norm_first=args.norm_first),
+        model_options=given(d_model=args.d_model, n_heads=args.heads,
+                            n_encoder_layers=args.layers, n_decoder_layers=args.layers,
+                            d_ff=args.d_ff, dropout=args.dropout,
+                            norm_first=args.norm_first or None),
         training_options=given(steps=args.steps, batch_size=args.batch_size,
                                warmup_steps=args.warmup, lr_factor=args.lr_factor,
                                eval_every=args.eval_every, checkpoint_every=args.eval_every,

@@ -27,6 +27,14 @@ import numpy as np
 import minigrad as mg
 from minigrad.nn import functional as F
 
+from .analysis.plots import (
+    new_figure,
+    plot_attention,
+    plot_curves,
+    plot_depth_profiles,
+    plot_positional_encoding,
+)
+from .analysis.recorder import GradientFlowRecorder, select
 from .attention import AttentionRecorder
 from .data.tokenizer import tokenize
 from .decoding import greedy_decode
@@ -159,20 +167,6 @@ def _code(token):
     return "`" + token.replace("`", "'") + "`"
 
 
-def _new_figure(rows=1, columns=1, panel_size=(3.0, 3.0)):
-    """A Figure on the Agg canvas (no display needed) and its grid of axes."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as error:
-        raise ImportError("the illustrated walkthrough needs matplotlib: "
-                          "pip install -e '.[examples]'") from error
-    figure = Figure(figsize=(panel_size[0] * columns, panel_size[1] * rows),
-                    layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure, figure.subplots(rows, columns, squeeze=False)
-
-
 def _save(subject, figure, name):
     """Save a figure as `out/name` at the subject's resolution, as a 256-colour PNG (a third
     of the size of a full-colour one, no visible change for these plots); returns the name."""
@@ -207,7 +201,7 @@ def _plot_matrices(subject, matrices, titles, name, suptitle, row_labels=None,
     count = len(matrices)
     columns = columns or min(count, 4)
     rows = math.ceil(count / columns)
-    figure, axes = _new_figure(rows, columns, (3.0, 2.7))
+    figure, axes = new_figure(rows, columns, (3.0, 2.7))
     for ax in axes.flat[count:]:
         ax.set_axis_off()
     for ax, matrix, title in zip(axes.flat, matrices, titles):
@@ -395,7 +389,7 @@ def section_2_embeddings(subject):
     rows = [(_code(t), i, _vector(e, 6), _num(np.linalg.norm(e), 2),
              _num(np.linalg.norm(s), 2), _num(np.linalg.norm(p), 2), _num(np.linalg.norm(v), 2))
             for t, i, e, s, p, v in zip(tokens, ids.numpy()[0], rows_e, scaled, positions, x)]
-    figure, axes = _new_figure(3, 1, (7.0, 1.1 + 0.28 * len(tokens)))
+    figure, axes = new_figure(3, 1, (7.0, 1.1 + 0.28 * len(tokens)))
     for ax, (matrix, title) in zip(axes[:, 0], (
             (scaled, "embedding × √d_model"), (positions, "positional encoding"),
             (x, "sum: what the first encoder layer receives"))):
@@ -695,7 +689,6 @@ def section_5_heads(subject):
     _, weights = _encode_observed(subject, tokens, {})
     rows = []
     it = tokens.index("it") if "it" in tokens else len(tokens) - 1
-    from .analysis.plots import plot_attention
 
     layers = range(1, len(model.encoder.layers) + 1)
     maps = np.concatenate([weights[("encoder", layer, "self_attn")][0][0] for layer in layers])
@@ -847,7 +840,8 @@ In this {"trained" if subject.trained else "untrained"} model the ordering **{ve
 "" if not held_mass else
 f" (in those heads the three words together get {min(held_mass):.2g} to {max(held_mass):.2g} of the attention of `milk`)"
 if len(held_mass) > 1 else
-f" (in that head the three words together get {held_mass[0]:.2g} of the attention of `milk`)"}.
+f" (in that head the three words together get {held_mass[0]:.2g} of the attention of `milk`)"}{
+"; where it holds, it holds among weights too small to matter" if held_mass and max(held_mass) < 0.1 else ""}.
 Across the {total} heads, the word {_code("milk")} attends to most is {favourite_text}.
 {"The article's ordering is an intuition about meaning, not something training asks for: a head's weights are whatever helped predict the translation, and nothing requires this model's heads to rank the words by how related they are." if subject.trained else
 "The weights of an untrained model are random, so any ordering here is chance."}
@@ -860,7 +854,6 @@ Across the {total} heads, the word {_code("milk")} attends to most is {favourite
 def section_7_positions(subject):
     """Sinusoidal positions: heat maps of the first 20 positions in both layouts, and
     PE[pos]·PE[pos+k] as a function of k only."""
-    from .analysis.plots import plot_curves, plot_positional_encoding
 
     config = subject.model.config
     d_model = config.d_model
@@ -940,8 +933,6 @@ def _reference(subject, tokens):
 def section_8_residuals(subject):
     """One sublayer's input, output, sum and normalized result; the gradient norms through the
     skip path and the branch of every block (GradientFlowRecorder)."""
-    from .analysis.plots import plot_depth_profiles
-    from .analysis.recorder import GradientFlowRecorder, select
 
     model, vocab = subject.model, subject.vocab
     d_model = model.config.d_model
@@ -957,7 +948,7 @@ def section_8_residuals(subject):
     vectors = {"x": x[word], "branch": branch[word], "s": s[word], "out": out[word]}
     rows = [(names[key], _vector(v, 6), _num(v.mean(), 3), _num(v.std(), 3),
              _num(np.linalg.norm(v), 2)) for key, v in vectors.items()]
-    figure, axes = _new_figure(4, 1, (7.0, 1.3))
+    figure, axes = new_figure(4, 1, (7.0, 1.3))
     limit = max(float(np.abs(v).max()) for v in vectors.values())
     for ax, (key, v) in zip(axes[:, 0], vectors.items()):
         ax.bar(np.arange(d_model), v, width=0.8,
@@ -1056,7 +1047,6 @@ skip's, which is why ‖∂L/∂x‖ is not the sum of the two norms).{
 def section_9_decoder(subject):
     """Greedy decoding step by step: each step's input, its cross-attention over the source and
     the top-5 words of the final linear + softmax."""
-    from .analysis.plots import plot_attention
 
     model, vocab = subject.model, subject.vocab
     tokens = subject.tokens(CAT)

@@ -241,29 +241,6 @@ def _shape(value):
     return value.shape if hasattr(value, "shape") else np.shape(value)
 
 
-class Sequential(Module):
-    """Modules applied one after another."""
-
-    def __init__(self, *modules):
-        super().__init__()
-        for i, module in enumerate(modules):
-            setattr(self, str(i), module)
-
-    def __getitem__(self, index):
-        return list(self.children())[index]
-
-    def __len__(self):
-        return len(self._module_names)
-
-    def __iter__(self):
-        return iter(self.children())
-
-    def forward(self, x):
-        for module in self.children():
-            x = module(x)
-        return x
-
-
 class ModuleList(Module):
     """A list of modules whose parameters belong to the parent."""
 
@@ -284,6 +261,18 @@ class ModuleList(Module):
 
     def __iter__(self):
         return iter(self.children())
+
+
+class Sequential(ModuleList):
+    """Modules applied one after another."""
+
+    def __init__(self, *modules):
+        super().__init__(modules)
+
+    def forward(self, x):
+        for module in self.children():
+            x = module(x)
+        return x
 
 
 class ModuleDict(Module):

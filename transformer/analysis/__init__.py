@@ -9,10 +9,21 @@
 """
 
 from .jacobian import residual_jacobian_norms
-from .plots import (plot_attention, plot_curves, plot_depth_profiles, plot_positional_encoding,
-                    plot_training_curves)
-from .recorder import (ROW_FIELDS, GradientFlowRecorder, residual_blocks, select, write_csv,
-                       write_jsonl)
+from .plots import (
+                    plot_attention,
+                    plot_curves,
+                    plot_depth_profiles,
+                    plot_positional_encoding,
+                    plot_training_curves,
+)
+from .recorder import (
+                    ROW_FIELDS,
+                    GradientFlowRecorder,
+                    residual_blocks,
+                    select,
+                    write_csv,
+                    write_jsonl,
+)
 
 __all__ = ["ROW_FIELDS", "GradientFlowRecorder", "plot_attention", "plot_curves",
            "plot_depth_profiles", "plot_positional_encoding", "plot_training_curves",

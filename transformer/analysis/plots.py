@@ -9,11 +9,10 @@ import math
 
 import numpy as np
 
-
 LINE_STYLES = ("-", "--", ":", "-.")  # curves that coincide stay visible
 
 
-def _figure(rows=1, columns=1, panel_size=(5.0, 4.0)):
+def new_figure(rows=1, columns=1, panel_size=(5.0, 4.0)):
     """A Figure on the Agg canvas and its grid of axes (rows, columns)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -46,7 +45,7 @@ def plot_depth_profiles(panels, title, xlabel="layer", ylabel="gradient norm", l
     """A quantity against layer (or depth), one line per configuration, mean with error bars
     of ± one standard deviation over seeds. `panels` = {panel title: {line label: (xs,
     values)}}, values (n_seeds, len(xs)); one panel each (e.g. encoder and decoder)."""
-    figure, axes = _figure(1, len(panels))
+    figure, axes = new_figure(1, len(panels))
     for ax, (panel_title, lines) in zip(axes[0], panels.items()):
         for label, (xs, values) in lines.items():
             mean, std = _mean_std(values)
@@ -65,7 +64,7 @@ def plot_depth_profiles(panels, title, xlabel="layer", ylabel="gradient norm", l
 def plot_curves(curves, title, xlabel, ylabel, log_y=False, path=None):
     """Curves y(x), one per entry of `curves` = {label: (xs, ys)}, ys (len(xs),) or (n_seeds,
     len(xs)): the mean, in a band of ± one standard deviation over seeds."""
-    figure, axes = _figure()
+    figure, axes = new_figure()
     ax = axes[0, 0]
     for number, (label, (xs, ys)) in enumerate(curves.items()):
         mean, std = _mean_std(ys)
@@ -92,7 +91,7 @@ def plot_attention(weights, query_tokens, key_tokens, title, panel_titles=None,
     columns = min(len(weights), 4)
     rows = math.ceil(len(weights) / columns)
     size = (1.5 + 0.35 * len(key_tokens), 1.5 + 0.35 * len(query_tokens))
-    figure, axes = _figure(rows, columns, size)
+    figure, axes = new_figure(rows, columns, size)
     for ax in axes.flat[len(weights):]:
         ax.set_axis_off()
     for ax, panel, panel_title in zip(axes.flat, weights, panel_titles):
@@ -106,7 +105,7 @@ def plot_attention(weights, query_tokens, key_tokens, title, panel_titles=None,
 
 def plot_positional_encoding(table, title, path=None):
     """A positional-encoding table (positions, d_model) as a heat map."""
-    figure, axes = _figure(panel_size=(8.0, 4.0))
+    figure, axes = new_figure(panel_size=(8.0, 4.0))
     ax = axes[0, 0]
     image = ax.imshow(table, cmap="RdBu", vmin=-1.0, vmax=1.0, aspect="auto",
                       interpolation="nearest")
