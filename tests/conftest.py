@@ -9,7 +9,7 @@ import os
 import pytest
 from hypothesis import settings
 
-settings.register_profile("ci", derandomize=True, max_examples=20, deadline=None,
+settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None,
                           print_blob=True)
 settings.register_profile("dev", max_examples=10, deadline=None)
 settings.register_profile("thorough", max_examples=200, deadline=None)

@@ -24,7 +24,8 @@ def test_op_overhead_records_through_compare(capsys):
         assert 0 < record["min_ms"] <= record["median_ms"] <= record["max_ms"]
         assert record["us_per_op"] > 0 and record["peak_rss_mb"] > 0
     lines = compare.report(records)
-    assert any(line.strip().startswith("minigrad/numpy:") for line in lines)
+    assert any(line.strip().startswith("minigrad/numpy time:") for line in lines)
+    assert any(line.strip().startswith("minigrad/numpy peak RSS:") for line in lines)
 
 
 def test_the_numpy_floor_computes_minigrads_gradients():
