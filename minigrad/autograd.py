@@ -7,10 +7,14 @@ pass runs under `no_grad` (nothing is recorded, each op is a thin wrapper) unles
 differentiated (gradients of gradients).
 """
 
+import itertools
 import traceback
 import weakref
 
 from .errors import AnomalyError, DeviceError, DTypeError, GraphError, ShapeError
+
+
+_sequence = itertools.count()  # creation numbers of recorded ops: a topological order
 
 
 class _GradMode:
@@ -128,6 +132,7 @@ class Function:
         data = fn.forward(*[t.data for t in inputs], **params)
         if requires_grad and _GradMode.enabled:
             fn.inputs = inputs
+            fn.sequence = next(_sequence)
             out = Tensor._make(data, backend, True, fn)
             if cls.needs_output:
                 fn.output = weakref.ref(out)
@@ -170,21 +175,24 @@ class Function:
         self.released = True
 
 
-def _topological_order(roots):
-    """Tensors reachable from the roots through grad_fn, inputs before the ops using them.
+def _creation_order(tensor):
+    """Ops are numbered as they are created, so an op's inputs always have smaller numbers;
+    leaves come last of all in the backward order."""
+    fn = tensor.grad_fn
+    return -1 if fn is None else fn.sequence
 
-    Iterative depth-first search, so a chain of 100,000 ops needs no recursion."""
-    order, visited = [], set()
-    stack = [(root, False) for root in roots]
+
+def _backward_order(roots):
+    """Tensors reachable from the roots through grad_fn, every tensor before the inputs of the
+    op that made it: collected by an iterative walk (a chain of 100,000 ops needs no
+    recursion), then sorted by op creation number, newest first."""
+    reached, seen, stack = [], set(), list(roots)
     while stack:
-        tensor, expanded = stack.pop()
-        if expanded:
-            order.append(tensor)
+        tensor = stack.pop()
+        if id(tensor) in seen:
             continue
-        if id(tensor) in visited:
-            continue
-        visited.add(id(tensor))
-        stack.append((tensor, True))
+        seen.add(id(tensor))
+        reached.append(tensor)
         fn = tensor.grad_fn
         if fn is not None:
             if fn.released:
@@ -194,15 +202,17 @@ def _topological_order(roots):
                     "backward through the same graph again"
                 )
             for parent in fn.inputs:
-                if parent.requires_grad and id(parent) not in visited:
-                    stack.append((parent, False))
-    return order
+                if parent.requires_grad and id(parent) not in seen:
+                    stack.append(parent)
+    reached.sort(key=_creation_order, reverse=True)
+    return reached
 
 
 def _leading_to(order, targets):
-    """ids of the tensors in `order` through which a gradient can reach one of `targets`."""
+    """ids of the tensors in `order` (a backward order) through which a gradient can reach
+    one of `targets`."""
     useful = set(targets)
-    for tensor in order:
+    for tensor in reversed(order):
         fn = tensor.grad_fn
         if fn is not None and any(id(parent) in useful for parent in fn.inputs):
             useful.add(id(tensor))
@@ -239,7 +249,7 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
     that `retain_grad()`); otherwise they are returned, one per input, and `.grad` is untouched.
     """
     seeds = [_check_root(root, g) for root, g in zip(roots, gradients)]
-    order = _topological_order(roots)
+    order = _backward_order(roots)
     wanted = None if inputs is None else {id(t) for t in inputs}
     useful = None if wanted is None else _leading_to(order, wanted)
     grads, found, handed_out = {}, {}, set()
@@ -251,7 +261,7 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
     _GradMode.enabled = create_graph
     _GradMode.anomaly = False  # the ops inside a backward are checked as that op's backward
     try:
-        for tensor in reversed(order):
+        for tensor in order:
             grad = grads.pop(id(tensor), None)
             if grad is None or (useful is not None and id(tensor) not in useful):
                 continue

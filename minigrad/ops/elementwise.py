@@ -218,8 +218,7 @@ class Relu(Function):
         return self.xp.maximum(x, 0)
 
     def backward(self, grad):
-        x = self.inputs[0].data
-        return (grad * self.constant((x > 0).astype(x.dtype)),)
+        return (grad * self.constant(self.inputs[0].data > 0),)  # float × bool stays float
 
 
 class Abs(Function):

@@ -219,12 +219,19 @@ class CrossEntropy(Function):
     def forward(self, logits, target=None, ignore_index=None, label_smoothing=0.0,
                 reduction="mean"):
         xp = self.xp
-        classes = logits.shape[-1]
         self.reduction, self.smoothing = reduction, label_smoothing
         self.valid = None if ignore_index is None else target != ignore_index
         safe_target = target if self.valid is None else xp.where(self.valid, target, 0)
         self.target = safe_target
-        log_probs = log_softmax_array(xp, logits, -1)
+        # log-probabilities and probabilities from one exponential pass
+        peak = logits.max(axis=-1, keepdims=True)
+        peak[~xp.isfinite(peak)] = 0
+        log_probs = logits - peak
+        self.probabilities = xp.exp(log_probs)
+        total = self.probabilities.sum(axis=-1, keepdims=True)
+        total[total == 0] = 1
+        log_probs -= xp.log(total)
+        self.probabilities /= total
         picked = xp.take_along_axis(log_probs, safe_target[..., None], axis=-1)[..., 0]
         losses = -picked
         if label_smoothing:
@@ -232,8 +239,6 @@ class CrossEntropy(Function):
         if self.valid is not None:
             losses = xp.where(self.valid, losses, 0)
         self.count = losses.size if self.valid is None else int(self.valid.sum())
-        self.probabilities = xp.exp(log_probs)
-        self.classes = classes
         if reduction == "none":
             return losses.astype(logits.dtype, copy=False)
         total = losses.sum()
@@ -242,22 +247,49 @@ class CrossEntropy(Function):
         return xp.asarray(total, dtype=logits.dtype)
 
     def backward(self, grad):
-        xp = self.xp
-        logits = self.inputs[0]
+        xp, logits = self.xp, self.inputs[0]
         probabilities = self.saved(self.probabilities, lambda: Softmax.apply(logits, axis=-1))
-        target_distribution = xp.zeros(logits.shape, dtype=logits.dtype)
-        xp.put_along_axis(target_distribution, self.target[..., None], 1 - self.smoothing,
-                          axis=-1)
-        target_distribution += self.smoothing / self.classes
         weight = xp.ones(logits.shape[:-1], dtype=logits.dtype) if self.valid is None \
             else self.valid.astype(logits.dtype)
         if self.reduction == "mean":
             weight = weight / max(self.count, 1)
         if self.reduction == "none":
-            scale = grad.reshape(grad.shape + (1,)) * self.constant(weight[..., None])
-        else:
-            scale = grad * self.constant(weight[..., None])
-        return ((probabilities - self.constant(target_distribution)) * scale,)
+            grad = grad.reshape(grad.shape + (1,))
+        scale = grad * self.constant(weight[..., None])  # (..., 1): d loss / d row
+        return (CrossEntropyBackward.apply(probabilities, scale, target=self.target,
+                                           smoothing=self.smoothing),)
+
+
+class CrossEntropyBackward(Function):
+    """(probabilities - target distribution) · scale, the gradient of cross-entropy for its
+    logits, without building the dense target distribution: the smoothing is a scalar and the
+    target's (1 - ε) is subtracted at one entry per row. Differentiable again (its backward
+    builds the dense distribution, which only gradients of gradients need)."""
+
+    name = "cross_entropy_backward"
+    float_only = True
+
+    def forward(self, probabilities, scale, target=None, smoothing=0.0):
+        xp = self.xp
+        self.target, self.smoothing = target[..., None], smoothing
+        out = probabilities * scale
+        if smoothing:
+            out -= scale * out.dtype.type(smoothing / probabilities.shape[-1])
+        at_target = xp.take_along_axis(out, self.target, axis=-1)
+        at_target -= scale * out.dtype.type(1 - smoothing)
+        xp.put_along_axis(out, self.target, at_target, axis=-1)
+        return out
+
+    def backward(self, grad):
+        xp = self.xp
+        probabilities, scale = self.inputs
+        target_distribution = xp.full(probabilities.shape, self.smoothing / probabilities.shape[-1],
+                                      dtype=probabilities.dtype)
+        xp.put_along_axis(target_distribution, self.target,
+                          1 - self.smoothing + self.smoothing / probabilities.shape[-1], axis=-1)
+        difference = probabilities - self.constant(target_distribution)
+        return (grad * scale,
+                unbroadcast((grad * difference).sum(axis=-1, keepdims=True), scale.shape))
 
 
 def attention_weights(xp, q, k, mask):

@@ -290,7 +290,7 @@ OPS = (
        lambda ids, weight: weight[ids], InputSpec("embedding"), "rows of weight picked by ids"),
     Op("linear", F.linear, (nn.Linear,), linear_reference, InputSpec("linear"),
        "x @ weight.T + bias, weight (out, in)"),
-    Op("cross_entropy", F.cross_entropy, (nn.CrossEntropy, nn.Softmax), cross_entropy_reference,
+    Op("cross_entropy", F.cross_entropy, (nn.CrossEntropy, nn.CrossEntropyBackward, nn.Softmax), cross_entropy_reference,
        InputSpec("cross_entropy", low=-3.0, high=3.0,
                  options={"label_smoothing": (0.0, 0.1), "reduction": ("mean", "sum", "none")}),
        "loss from logits (class axis last), label smoothing, ignore_index"),
