@@ -13,7 +13,6 @@ import weakref
 
 from .errors import AnomalyError, DeviceError, DTypeError, GraphError, ShapeError
 
-
 _sequence = itertools.count()  # creation numbers of recorded ops: a topological order
 
 

@@ -1,4 +1,4 @@
-"""The exceptions minigrad raises. Each message names the op, the shapes/dtypes/devices, and a hint."""
+"""The exceptions minigrad raises; each message names the op, the shapes/dtypes/devices, a hint."""
 
 
 class MinigradError(Exception):

@@ -577,9 +577,11 @@ def section_3_six_steps(subject):
     weighted = _table(["step 5 / step 6", *dims], weighted_rows)
     position = "LN(x), the block's normalized input (pre-LN)" if \
         block.norm_first and block.residual != "rezero" else "x, the embedded words themselves"
+    choice = ("this vocabulary has those words too, so we take"
+              if " ".join(words) == TWO_WORD_CANDIDATES[0]
+              else "this model's vocabulary does not have those words, so we take")
     text = f"""
-The articles take "Thinking Machines"; {"this vocabulary has those words too, so we take" if
-" ".join(words) == TWO_WORD_CANDIDATES[0] else "this model's vocabulary does not have those words, so we take"}
+The articles take "Thinking Machines"; {choice}
 **{_code(a)} {_code(b)}**. Its two vectors x1, x2 (section 2: embedding × √d_model + position,
 shape `(2, {attention.d_model})`) enter the first encoder layer's self-attention; its sublayer
 sees {position}. We follow **head 1** of {attention.n_heads}.
@@ -722,7 +724,8 @@ the module's output (largest difference {gap:.1e}).
 Now the article's sentence {_code(ANIMAL)}: what does {_code(tokens[it])} attend to? Below is
 one map per encoder layer and head (the weights recorded by `AttentionRecorder`, shape
 `(1, {heads}, {len(tokens)}, {len(tokens)})` per layer); row i shows how word i spreads its
-attention over the sentence, and the outlined row is {_code(tokens[it])}. The article's figure shows a
+attention over the sentence, and the outlined row is {_code(tokens[it])}. The article's figure
+shows a
 trained model's head putting much of "it"'s attention on "the animal".
 
 {images}
@@ -797,7 +800,8 @@ def section_6_factor_matrix(subject):
                          _num(products[products > 0].sum(), 2),
                          _num(products[products < 0].sum(), 2), _num(products.sum(), 2)))
     name = _plot_matrices(
-        subject, factors, [f"layer {l}, head {h + 1}" for l in blocks for h in range(heads)],
+        subject, factors,
+        [f"layer {layer}, head {h + 1}" for layer in blocks for h in range(heads)],
         "s6_factor_matrices.png", "QKᵀ before the softmax (the row of 'milk' outlined)",
         row_labels=labels, col_labels=labels, highlight_row=milk, columns=min(heads, 4))
     count, total = sum(holds), len(holds)
@@ -808,6 +812,20 @@ def section_6_factor_matrix(subject):
     verdict = ("holds in every head" if count == total else
                "does not hold in any head" if count == 0 else
                f"holds in {count} of {total} heads and fails in the other {total - count}")
+    mass = ""
+    if len(held_mass) > 1:
+        mass = (f" (in those heads the three words together get {min(held_mass):.2g} to "
+                f"{max(held_mass):.2g} of the attention of `milk`)")
+    elif held_mass:
+        mass = (f" (in that head the three words together get {held_mass[0]:.2g} of the "
+                "attention of `milk`)")
+    if held_mass and max(held_mass) < 0.1:
+        mass += "; where it holds, it holds among weights too small to matter"
+    closing = ("The article's ordering is an intuition about meaning, not something training "
+               "asks for: a head's weights are whatever helped predict the translation, and "
+               "nothing requires this model's heads to rank the words by how related they are."
+               if subject.trained else
+               "The weights of an untrained model are random, so any ordering here is chance.")
     text = f"""
 The second article looks at the matrix QKᵀ *before* the softmax, its "factor matrix": one row
 per query word, one column per key word, each cell the dot product of a query vector with a key
@@ -824,7 +842,8 @@ encoder layer {layer}, head 1 (d_k = {d_k} pairs of numbers each):
          "sum of negative products", "q·k"], sim_rows)}
 
 The factor matrices of every encoder layer and head for {_code(CAT)} (shape
-`({len(tokens)}, {len(tokens)})` each; the softmax of these rows divided by √d_k = {math.sqrt(d_k):g}
+`({len(tokens)}, {len(tokens)})` each; the softmax of these rows divided by
+√d_k = {math.sqrt(d_k):g}
 is exactly the attention the model records, checked):
 
 {_image(name, "factor matrices QK^T")}
@@ -836,15 +855,9 @@ attend most to "drank", less to "cat" and least to "black". The attention weight
 {_table(["layer", "head", "w(drank)", "w(cat)", "w(black)", "q·k drank", "q·k cat",
          "q·k black", "`milk` attends most to", "drank > cat > black?"], rows)}
 
-In this {"trained" if subject.trained else "untrained"} model the ordering **{verdict}**{
-"" if not held_mass else
-f" (in those heads the three words together get {min(held_mass):.2g} to {max(held_mass):.2g} of the attention of `milk`)"
-if len(held_mass) > 1 else
-f" (in that head the three words together get {held_mass[0]:.2g} of the attention of `milk`)"}{
-"; where it holds, it holds among weights too small to matter" if held_mass and max(held_mass) < 0.1 else ""}.
+In this {"trained" if subject.trained else "untrained"} model the ordering **{verdict}**{mass}.
 Across the {total} heads, the word {_code("milk")} attends to most is {favourite_text}.
-{"The article's ordering is an intuition about meaning, not something training asks for: a head's weights are whatever helped predict the translation, and nothing requires this model's heads to rank the words by how related they are." if subject.trained else
-"The weights of an untrained model are random, so any ordering here is chance."}
+{closing}
 """
     return Section(6, "The factor matrix: dot products as similarity",
                    text + subject.unknown_note(tokens), [name])
@@ -1010,6 +1023,8 @@ def section_8_residuals(subject):
                     "the last row's statistics are not exactly 0 and 1"
                     if post_ln else "In this pre-LN model the LayerNorm sits inside the branch "
                     "(F is applied to LN(x)) and the block's output is the sum s itself")
+    post_ln_note = (" Under post-LN, the LayerNorm's backward sits between the block's output "
+                    "and s, so ‖∂L/∂out‖ and ‖∂L/∂s‖ differ." if post_ln else "")
     text = f"""
 Every sublayer sits inside a residual connection: the block adds the sublayer's output to its
 own input, s = x + F(x), so a layer only has to learn a correction to what it receives. The
@@ -1036,8 +1051,7 @@ whole pass):
 The skip path hands ∂L/∂s to x unchanged, so the gradient at x always contains it in full,
 whatever the sublayer's weights do; this is what lets deep stacks train. The branch adds a
 contribution of its own, whose size depends on the sublayer's weights (it can point against the
-skip's, which is why ‖∂L/∂x‖ is not the sum of the two norms).{
-" Under post-LN, the LayerNorm's backward sits between the block's output and s, so ‖∂L/∂out‖ and ‖∂L/∂s‖ differ." if post_ln else ""}
+skip's, which is why ‖∂L/∂x‖ is not the sum of the two norms).{post_ln_note}
 """
     return Section(8, "Residual connections and LayerNorm", text + subject.unknown_note(tokens),
                    figures)
@@ -1077,7 +1091,8 @@ def section_9_decoder(subject):
     heads = model.config.n_heads
     figure = plot_attention(cross.reshape(layers * heads, steps, len(tokens)), produced_words,
                             source_labels, "cross-attention at each decoding step",
-                            panel_titles=[f"layer {l}, head {h}" for l in range(1, layers + 1)
+                            panel_titles=[f"layer {layer}, head {h}"
+                                          for layer in range(1, layers + 1)
                                           for h in range(1, heads + 1)],
                             xlabel="source word", ylabel="word produced at that step")
     name = _save(subject, figure, "s9_cross_attention.png")

@@ -4,7 +4,6 @@ generator (`mg.manual_seed`)."""
 import math
 
 
-
 def _fans(tensor):
     """(fan_in, fan_out) as PyTorch computes them: a weight (out, in, *kernel)."""
     if tensor.ndim < 2:

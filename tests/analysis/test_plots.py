@@ -7,8 +7,13 @@ import sys
 import numpy as np
 import pytest
 
-from transformer.analysis import (plot_attention, plot_curves, plot_depth_profiles,
-                                  plot_positional_encoding, plot_training_curves)
+from transformer.analysis import (
+    plot_attention,
+    plot_curves,
+    plot_depth_profiles,
+    plot_positional_encoding,
+    plot_training_curves,
+)
 from transformer.positional import sinusoidal_encoding
 
 PNG_MAGIC = b"\x89PNG"

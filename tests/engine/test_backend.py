@@ -11,7 +11,6 @@ from minigrad.backend import get_backend, normalize_device
 from minigrad.backend.cupy_backend import CupyBackend
 from minigrad.backend.numpy_backend import NumpyBackend
 
-
 # ----- creation and dtypes --------------------------------------------------------------------
 
 def test_creation_functions(device):

@@ -44,11 +44,15 @@ HELD_OUT_ADJECTIVE_NOUNS = frozenset({
     ("expensive", "coffee"), ("young", "queen"), ("strong", "bear"), ("angry", "mother"),
     ("wet", "shoe"), ("empty", "bottle"), ("yellow", "hat"), ("scared", "mouse"),
 })
-# (verb, tense): never negated in that tense outside the compositional split; the
-# affirmative forms are seen, so every word of "didn't bring" → "no trajo" is known.
+# (verb, tense): never negated in that tense outside the compositional split. The tense is
+# the future: "won't bring" → "no traerá" asks for the negation rule on a verb whose future
+# form ("will bring" → "traerá") is seen with the same English word. (Holding out a negated
+# past, "didn't bring" → "no trajo", would ask the model to link "bring" to "brought" — two
+# unrelated tokens — which a word-level model cannot infer: measured at about 55% exact
+# match, while unseen adjective–noun pairs reached 100%.)
 HELD_OUT_NEGATED_VERBS = frozenset({
-    ("bring", "past"), ("have", "past"), ("write", "past"), ("drink", "future"),
-    ("open", "present"), ("swim", "future"), ("go", "future"), ("see", "future"),
+    ("bring", "future"), ("have", "future"), ("write", "future"), ("drink", "future"),
+    ("open", "future"), ("swim", "future"), ("go", "future"), ("see", "future"),
 })
 _MAX_MISSES = 10_000  # draws in a row that add nothing before generation gives up
 
