@@ -87,15 +87,20 @@ class LayerNorm(Function):
         xp = self.xp
         self.axes = tuple(range(-n_axes, 0))
         self.eps, self.has_weight, self.has_bias = eps, has_weight, has_bias
-        centered = x - x.mean(axis=self.axes, keepdims=True)
-        variance = (centered * centered).mean(axis=self.axes, keepdims=True)
+        centered = x - x.mean(axis=self.axes, keepdims=True)  # a new array: updated in place
+        variance = xp.square(centered).mean(axis=self.axes, keepdims=True)
         self.rstd = 1 / xp.sqrt(variance + eps)
-        self.normalized = centered * self.rstd
-        out = self.normalized
-        if has_weight:
-            out = out * affine[0]
-        if has_bias:
-            out = out + affine[-1]
+        centered *= self.rstd
+        self.normalized = centered
+        if not (has_weight or has_bias):
+            return self.normalized
+        out = self.normalized * affine[0] if has_weight else self.normalized + affine[-1]
+        if has_weight and has_bias:
+            bias = affine[-1]
+            if bias.dtype == out.dtype:
+                out += bias
+            else:
+                out = out + bias  # mixed dtypes promote (NumPy's rules), never cast down
         return out
 
     def _recompute(self):
@@ -223,19 +228,20 @@ class CrossEntropy(Function):
         self.valid = None if ignore_index is None else target != ignore_index
         safe_target = target if self.valid is None else xp.where(self.valid, target, 0)
         self.target = safe_target
-        # log-probabilities and probabilities from one exponential pass
+        # log p = logits - peak - log(total): the probabilities are the only full-size array
         peak = logits.max(axis=-1, keepdims=True)
         peak[~xp.isfinite(peak)] = 0
-        log_probs = logits - peak
-        self.probabilities = xp.exp(log_probs)
+        self.probabilities = logits - peak
+        xp.exp(self.probabilities, out=self.probabilities)
         total = self.probabilities.sum(axis=-1, keepdims=True)
         total[total == 0] = 1
-        log_probs -= xp.log(total)
         self.probabilities /= total
-        picked = xp.take_along_axis(log_probs, safe_target[..., None], axis=-1)[..., 0]
-        losses = -picked
+        log_normalizer = (peak + xp.log(total))[..., 0]  # (...)
+        picked = xp.take_along_axis(logits, safe_target[..., None], axis=-1)[..., 0]
+        losses = log_normalizer - picked
         if label_smoothing:
-            losses = (1 - label_smoothing) * losses - label_smoothing * log_probs.mean(axis=-1)
+            mean_log_prob = logits.mean(axis=-1) - log_normalizer
+            losses = (1 - label_smoothing) * losses - label_smoothing * mean_log_prob
         if self.valid is not None:
             losses = xp.where(self.valid, losses, 0)
         self.count = losses.size if self.valid is None else int(self.valid.sum())
