@@ -161,12 +161,14 @@ class Dropout(Function):
     float_only = True
 
     def forward(self, x, p=0.5):
-        keep = self.backend.generator.uniform(x.shape, x.dtype) >= p
-        self.scale = keep * x.dtype.type(1 / (1 - p)) if p < 1 else self.xp.zeros_like(x)
-        return x * self.scale
+        self.keep = self.backend.generator.uniform(x.shape, x.dtype) >= p  # boolean mask
+        self.scale = 1 / (1 - p) if p < 1 else 0.0
+        out = x * self.keep
+        out *= x.dtype.type(self.scale)
+        return out
 
     def backward(self, grad):
-        return (grad * self.constant(self.scale),)
+        return (grad * self.constant(self.keep) * self.scale,)
 
 
 class Embedding(Function):
