@@ -274,7 +274,7 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
             fn = tensor.grad_fn
             if wanted is None and (fn is None or tensor._retains_grad):
                 if tensor.grad is not None:
-                    tensor.grad = tensor.grad + grad
+                    tensor.grad = _sum(tensor.grad, grad, create_graph)
                 else:
                     tensor.grad = grad if create_graph else _owned(grad, handed_out)
             if fn is None:
@@ -296,12 +296,21 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
                     )
                 key = id(parent)
                 accumulated = grads.get(key)
-                grads[key] = parent_grad if accumulated is None else accumulated + parent_grad
+                grads[key] = parent_grad if accumulated is None else _sum(
+                    accumulated, parent_grad, create_graph)
             if not retain_graph:
                 fn.release()
     finally:
         _GradMode.enabled, _GradMode.anomaly = previous_mode, anomaly
     return found
+
+
+def _sum(accumulated, grad, create_graph):
+    """Two gradients of one tensor added: recorded (an `add` op) when the backward pass is,
+    else plain array addition — accumulating is the engine's bookkeeping, not an op."""
+    if create_graph:
+        return accumulated + grad
+    return Tensor._make(accumulated.data + grad.data, grad.backend)
 
 
 def _owned(grad, handed_out):
