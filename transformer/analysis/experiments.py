@@ -30,10 +30,11 @@ from minigrad.nn import functional as F
 from minigrad.optim import LambdaLR
 
 from ..config import TransformerConfig
-from ..data import Vocab, load_task, tokenize
+from ..data import Vocab, load_task
 from ..data.batching import BatchIterator, encode_pairs, make_batch
 from ..evaluation import evaluate
 from ..model import Transformer
+from ..pipeline import build_vocab
 from ..training import NonFiniteLossError, Trainer, TrainingConfig
 from .plots import plot_depth_profiles, plot_training_curves
 from .recorder import STACKS, GradientFlowRecorder, select, write_csv
@@ -93,7 +94,7 @@ class TaskData:
     @classmethod
     def load(cls, task, seed=0):
         splits = load_task(task, seed=seed)
-        vocab = Vocab.build([tokenize(e.src) + tokenize(e.tgt) for e in splits["train"]])
+        vocab = build_vocab(splits)
         return cls(vocab, encode_pairs(splits["train"], vocab), splits["valid"], splits["test"])
 
 
