@@ -4,7 +4,9 @@ Profiles (env HYPOTHESIS_PROFILE; default `ci` when env CI is set, else `dev`):
 `ci` bounded and derandomized, `dev` quick and random, `thorough` many examples, `gpu` few.
 """
 
+import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -40,3 +42,18 @@ DEVICES = [
 def device(request):
     """Each available device in turn: 'cpu' always, 'cuda' where CuPy finds a GPU."""
     return request.param
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(scope="session")
+def example_script():
+    """load(name) -> the module of examples/<name>.py (the scripts are not a package)."""
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

@@ -3,7 +3,6 @@ steps, positional_encoding.py, every experiment of gradient_flow.py at a toy sca
 figures checked as objects), and `gradient_flow.py --quick` itself (slow: minutes)."""
 
 import csv
-import importlib.util
 import os
 import re
 import subprocess
@@ -32,13 +31,6 @@ PAIRS = [(SENTENCE, "el animal no cruzó la calle porque estaba demasiado cansad
 VERDICT = re.compile(r" -> (held|NOT held|reported)$")
 
 
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def run_folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("run")
@@ -52,8 +44,8 @@ def run_folder(tmp_path_factory):
     return folder
 
 
-def test_attention_maps(run_folder, tmp_path, capsys):
-    load_script("attention_maps").main(["--checkpoint", str(run_folder), "--out", str(tmp_path)])
+def test_attention_maps(run_folder, tmp_path, capsys, example_script):
+    example_script("attention_maps").main(["--checkpoint", str(run_folder), "--out", str(tmp_path)])
     printed = capsys.readouterr().out
     assert f"source:      {' '.join(tokenize(SENTENCE))}" in printed
     for layer in (1, 2):
@@ -71,8 +63,8 @@ def test_attention_maps(run_folder, tmp_path, capsys):
     assert sum(float(r["weight"]) for r in it) == pytest.approx(1.0, abs=1e-5)
 
 
-def test_positional_encoding(tmp_path, capsys):
-    load_script("positional_encoding").main(["--d-model", "32", "--out", str(tmp_path)])
+def test_positional_encoding(tmp_path, capsys, example_script):
+    example_script("positional_encoding").main(["--d-model", "32", "--out", str(tmp_path)])
     printed = capsys.readouterr().out
     assert "at k = 0: 16.00 (d_model / 2 = 16)" in printed
     for name in ("pe_interleaved.png", "pe_concatenated.png", "pe_dot_products.png",

@@ -2,7 +2,6 @@
 on a tiny model: every section and figure is produced, the page's image links resolve, and
 the step-by-step attention of section 3 is asserted equal to MultiHeadAttention's."""
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -24,13 +23,6 @@ TITLES = ("The black box and the stacks", "From words to vectors",
           "The factor matrix: dot products as similarity", "Positional encoding",
           "Residual connections and LayerNorm", "The decoder, one step at a time")
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
-
-
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def article_task(name, data=None, seed=0):
@@ -86,7 +78,7 @@ def test_fresh_model_walkthrough(fresh):
     assert re.search(r"largest differences \S+ for the attention\s+weights", text)
 
 
-def test_checkpoint_walkthrough_from_the_script(fresh, tmp_path):
+def test_checkpoint_walkthrough_from_the_script(fresh, tmp_path, example_script):
     """A run folder (config, vocabulary, best.npz) saved from a tiny model, read back by
     examples/illustrated.py: the page says where the model came from and uses its weights."""
     subject = fresh[0]
@@ -99,7 +91,7 @@ def test_checkpoint_walkthrough_from_the_script(fresh, tmp_path):
     out = tmp_path / "page"
     out.mkdir()
     (out / "s9_left_over.png").write_bytes(b"old")  # a figure name no section makes any more
-    load_script("illustrated").main(["--checkpoint", str(run), "--out", str(out), "--dpi", "30"])
+    example_script("illustrated").main(["--checkpoint", str(run), "--out", str(out), "--dpi", "30"])
     loaded = illustrated.load_subject(run, out=tmp_path / "unused")
     np.testing.assert_array_equal(loaded.model.encoder.embedding.weight.numpy(),
                                   subject.model.encoder.embedding.weight.numpy())
@@ -170,10 +162,10 @@ def test_two_word_input_comes_from_the_vocabulary(fresh):
 
 
 @pytest.mark.slow
-def test_default_page_from_the_script(tmp_path):
+def test_default_page_from_the_script(tmp_path, example_script):
     """No checkpoint, nothing patched: the real toy-en-es vocabulary and the main job's model,
     as the README's command runs it."""
-    load_script("illustrated").main(["--out", str(tmp_path)])
+    example_script("illustrated").main(["--out", str(tmp_path)])
     path = tmp_path / "walkthrough.md"
     text = path.read_text(encoding="utf-8")
     headings = re.findall(r"^## (\d+)\. (.+)$", text, flags=re.MULTILINE)
