@@ -15,7 +15,6 @@ from transformer.data.parse import parse
 from transformer.data.syntax import spanish
 from transformer.run_folder import RunFolder
 
-ROOT = Path(__file__).resolve().parents[2]
 TINY = {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_encoder_layers": 1, "n_decoder_layers": 2,
         "dropout": 0.1}
 TITLES = ("The black box and the stacks", "From words to vectors",
