@@ -8,12 +8,14 @@ differentiated (gradients of gradients).
 """
 
 import itertools
+import operator
 import traceback
 import weakref
 
 from .errors import AnomalyError, DeviceError, DTypeError, GraphError, ShapeError
 
 _sequence = itertools.count()  # creation numbers of recorded ops: a topological order
+_data = operator.attrgetter("data")
 
 
 class _GradMode:
@@ -107,17 +109,24 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs, **params):
-        """Run forward on the inputs' arrays and, when grad mode needs it, record the graph."""
-        backend = inputs[0].backend
-        requires_grad = False
-        for tensor in inputs:
-            if tensor.backend is not backend:
-                raise DeviceError(
-                    f"{cls.name}: inputs are on different devices "
-                    f"({', '.join(t.device for t in inputs)}); move them with .to(device) first"
-                )
-            if tensor.requires_grad:
-                requires_grad = True
+        """Run forward on the inputs' arrays and, when grad mode needs it, record the graph.
+
+        Inputs that are not Tensors (Python numbers, arrays) become constants beside the
+        first Tensor input (`2 * x`, `x + 1.0`). This is the hot path of the engine: every op
+        of every forward and backward pass runs through it, so it is kept flat."""
+        try:
+            backend = inputs[0].backend
+            requires_grad = False
+            for tensor in inputs:
+                if tensor.backend is not backend:
+                    raise DeviceError(
+                        f"{cls.name}: inputs are on different devices "
+                        f"({', '.join(t.device for t in inputs)}); move them with .to(device) "
+                        "first")
+                if tensor.requires_grad:
+                    requires_grad = True
+        except AttributeError:  # a number or an array among the inputs
+            return cls.apply(*_constants_beside(inputs), **params)
         if cls.float_only:
             for tensor in inputs:
                 if tensor.data.dtype.kind != "f":
@@ -126,9 +135,13 @@ class Function:
                         f"with shape {tensor.shape}; convert with .astype('float32')"
                     )
         fn = object.__new__(cls)
-        fn.xp = backend.xp
         fn.backend = backend
-        data = fn.forward(*[t.data for t in inputs], **params)
+        fn.xp = backend.xp
+        try:
+            data = fn.forward(*map(_data, inputs), **params)
+        except ValueError:
+            fn.explain_failure(*map(_data, inputs))
+            raise
         if requires_grad and _GradMode.enabled:
             fn.inputs = inputs
             fn.sequence = next(_sequence)
@@ -154,6 +167,10 @@ class Function:
     def backward(self, grad):
         raise NotImplementedError
 
+    def explain_failure(self, *arrays):
+        """Called when forward raised a ValueError: raise a clearer error naming this op and
+        the shapes, where the op can tell what was wrong (else the original error stands)."""
+
     def saved(self, arrays, recompute):
         """Values forward kept (an array or a tuple of arrays), as Tensors for backward: the kept
         arrays when backward is not recorded (fast), recomputed from the inputs with minigrad
@@ -168,10 +185,14 @@ class Function:
         """An array as a Tensor outside the graph (masks, counts)."""
         return Tensor._make(array, self.backend)
 
-    def release(self):
-        """Drop everything backward needed; the graph above this op is freed."""
-        self.__dict__.clear()
-        self.released = True
+
+
+def _constants_beside(inputs):
+    """The inputs of an op with every non-Tensor made a constant beside the first Tensor."""
+    like = next((t for t in inputs if isinstance(t, Tensor)), None)
+    if like is None:
+        raise TypeError(f"an op needs at least one Tensor input, got {inputs!r}")
+    return tuple(ensure_tensor(value, like) for value in inputs)
 
 
 def _creation_order(tensor):
@@ -251,10 +272,11 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
     order = _backward_order(roots)
     wanted = None if inputs is None else {id(t) for t in inputs}
     useful = None if wanted is None else _leading_to(order, wanted)
-    grads, found, handed_out = {}, {}, set()
+    grads = {}  # id(tensor) -> the gradient flowing into it, summed over its consumers
+    sums = set()  # ids of gradients in `grads` that are sums made here, referenced nowhere else
+    found, handed_out = {}, set()
     for root, seed in zip(roots, seeds):
-        previous = grads.get(id(root))
-        grads[id(root)] = seed if previous is None else previous + seed
+        _accumulate(grads, sums, id(root), seed, create_graph)
 
     previous_mode, anomaly = _GradMode.enabled, _GradMode.anomaly
     _GradMode.enabled = create_graph
@@ -264,6 +286,8 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
             grad = grads.pop(id(tensor), None)
             if grad is None or (useful is not None and id(tensor) not in useful):
                 continue
+            if sums:
+                sums.discard(id(grad))  # from here on it may be shared (backward can pass it on)
             if tensor._hooks:
                 for hook in list(tensor._hooks.values()):
                     replaced = hook(grad)
@@ -274,13 +298,12 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
             fn = tensor.grad_fn
             if wanted is None and (fn is None or tensor._retains_grad):
                 if tensor.grad is not None:
-                    tensor.grad = _sum(tensor.grad, grad, create_graph)
+                    tensor.grad = _added(tensor.grad, grad, create_graph)
                 else:
                     tensor.grad = grad if create_graph else _owned(grad, handed_out)
             if fn is None:
                 continue
-            input_grads = fn.backward(grad)
-            for parent, parent_grad in zip(fn.inputs, input_grads):
+            for parent, parent_grad in zip(fn.inputs, fn.backward(grad)):
                 if parent_grad is None or not parent.requires_grad:
                     continue
                 if parent_grad.data.shape != parent.data.shape:
@@ -294,20 +317,36 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
                         f"shape {parent.shape}; op created at "
                         f"{getattr(fn, 'created_at', 'unknown (enable anomaly mode earlier)')}"
                     )
-                key = id(parent)
-                accumulated = grads.get(key)
-                grads[key] = parent_grad if accumulated is None else _sum(
-                    accumulated, parent_grad, create_graph)
-            if not retain_graph:
-                fn.release()
+                if id(parent) in grads:
+                    _accumulate(grads, sums, id(parent), parent_grad, create_graph)
+                else:
+                    grads[id(parent)] = parent_grad
+            if not retain_graph:  # free what backward needed: the graph above is gone
+                fn.__dict__.clear()
+                fn.released = True
     finally:
         _GradMode.enabled, _GradMode.anomaly = previous_mode, anomaly
     return found
 
 
-def _sum(accumulated, grad, create_graph):
-    """Two gradients of one tensor added: recorded (an `add` op) when the backward pass is,
-    else plain array addition — accumulating is the engine's bookkeeping, not an op."""
+def _accumulate(grads, sums, key, grad, create_graph):
+    """grads[key] += grad. Gradients reaching one tensor from several consumers are summed:
+    recorded (an `add` op) when the backward pass is; else as arrays, the third consumer's
+    on into the sum made for the second in place (no new array per consumer)."""
+    accumulated = grads.get(key)
+    if accumulated is None:
+        grads[key] = grad
+    elif create_graph:
+        grads[key] = accumulated + grad
+    elif id(accumulated) in sums:
+        accumulated.data += grad.data
+    else:
+        total = grads[key] = Tensor._make(accumulated.data + grad.data, grad.backend)
+        sums.add(id(total))
+
+
+def _added(accumulated, grad, create_graph):
+    """A `.grad` plus this pass's gradient, as a new tensor (the old `.grad` may be held)."""
     if create_graph:
         return accumulated + grad
     return Tensor._make(accumulated.data + grad.data, grad.backend)
@@ -355,4 +394,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-from .tensor import Tensor  # noqa: E402  (Tensor's methods call into this module)
+from .tensor import Tensor, ensure_tensor  # noqa: E402  (Tensor's methods call in here)

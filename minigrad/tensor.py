@@ -205,37 +205,37 @@ class Tensor:
 
     # ----- operators ----------------------------------------------------------------------
     def __add__(self, other):
-        return elementwise.add(self, other)
+        return Add.apply(self, other)
 
     def __radd__(self, other):
-        return elementwise.add(other, self)
+        return Add.apply(other, self)
 
     def __sub__(self, other):
-        return elementwise.subtract(self, other)
+        return Subtract.apply(self, other)
 
     def __rsub__(self, other):
-        return elementwise.subtract(other, self)
+        return Subtract.apply(other, self)
 
     def __mul__(self, other):
-        return elementwise.multiply(self, other)
+        return Multiply.apply(self, other)
 
     def __rmul__(self, other):
-        return elementwise.multiply(other, self)
+        return Multiply.apply(other, self)
 
     def __truediv__(self, other):
-        return elementwise.divide(self, other)
+        return Divide.apply(self, other)
 
     def __rtruediv__(self, other):
-        return elementwise.divide(other, self)
+        return Divide.apply(other, self)
 
     def __pow__(self, other):
-        return elementwise.power(self, other)
+        return Power.apply(self, other)
 
     def __rpow__(self, other):
-        return elementwise.power(other, self)
+        return Power.apply(other, self)
 
     def __neg__(self):
-        return elementwise.negative(self)
+        return Negative.apply(self)
 
     def __matmul__(self, other):
         return linalg.matmul(self, other)
@@ -418,3 +418,4 @@ def ensure_tensor(value, like):
 
 from .ops import compare, elementwise, indexing, linalg, reduce  # noqa: E402
 from .ops import shape as shape_ops  # noqa: E402
+from .ops.elementwise import Add, Divide, Multiply, Negative, Power, Subtract  # noqa: E402

@@ -109,6 +109,12 @@ class CupyBackend:
         with self._on_device():
             return onehot_segment_sum(self.xp, indices, values, size)
 
+    def run_blockwise(self, tasks):
+        """Each task on its whole arrays: the GPU is parallel within each kernel already."""
+        with self._on_device():
+            for function, arrays in tasks:
+                function(*arrays)
+
     def synchronize(self):
         cuda = getattr(self.xp, "cuda", None)
         if cuda is not None:

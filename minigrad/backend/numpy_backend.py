@@ -2,6 +2,9 @@
 
 import numpy as np
 
+from .blockwise import BlockRunner
+from .host_memory import keep_freed_memory
+
 
 def sorted_segment_sum(xp, indices, values, size):
     """Deterministic scatter-add: sort the indices, then sum each run of equal indices.
@@ -56,6 +59,8 @@ class NumpyBackend:
 
     def __init__(self):
         self.generator = NumpyGenerator()
+        self._blocks = BlockRunner()
+        keep_freed_memory()
 
     def from_host(self, array):
         return np.asarray(array)
@@ -65,6 +70,9 @@ class NumpyBackend:
 
     def scatter_add(self, indices, values, size):
         return sorted_segment_sum(np, indices, values, size)
+
+    def run_blockwise(self, tasks):
+        self._blocks.run(tasks)
 
     def synchronize(self):
         pass

@@ -19,11 +19,11 @@ def broadcast_shape(name, *shapes):
 
 
 def unbroadcast(grad, shape):
-    """Sum `grad` over the axes that broadcasting added or stretched, back to `shape`.
+    """Sum `grad` over the axes that broadcasting added or stretched, back to `shape` (a tuple).
 
     The one helper every broadcasting op's backward uses (written in Tensor ops, so it is
     recorded under create_graph)."""
-    if grad.shape == tuple(shape):
+    if grad.data.shape == shape:  # the common case: nothing was broadcast
         return grad
     extra = grad.ndim - len(shape)
     axes = tuple(range(extra)) + tuple(

@@ -7,24 +7,20 @@ import numpy as np
 
 from ..autograd import Function
 from ..errors import DeviceError, DTypeError, ShapeError
-from ..tensor import Tensor, ensure_tensor
+from ..tensor import Tensor
 from .broadcasting import broadcast_shape, unbroadcast
 
 
 class BinaryFunction(Function):
     """Broadcasting a op b: a shape mismatch is reported with both shapes."""
 
-    def forward(self, a, b):
-        try:
-            return self.compute(a, b)
-        except ValueError:
-            broadcast_shape(self.name, a.shape, b.shape)
-            raise
+    def explain_failure(self, a, b):
+        broadcast_shape(self.name, a.shape, b.shape)
 
 
 class Add(BinaryFunction):
     name = "add"
-    compute = staticmethod(operator.add)
+    forward = staticmethod(operator.add)
 
     def backward(self, grad):
         a, b = self.inputs
@@ -34,7 +30,7 @@ class Add(BinaryFunction):
 
 class Subtract(BinaryFunction):
     name = "subtract"
-    compute = staticmethod(operator.sub)
+    forward = staticmethod(operator.sub)
 
     def backward(self, grad):
         a, b = self.inputs
@@ -44,7 +40,7 @@ class Subtract(BinaryFunction):
 
 class Multiply(BinaryFunction):
     name = "multiply"
-    compute = staticmethod(operator.mul)
+    forward = staticmethod(operator.mul)
 
     def backward(self, grad):
         a, b = self.inputs
@@ -54,7 +50,7 @@ class Multiply(BinaryFunction):
 
 class Divide(BinaryFunction):
     name = "divide"
-    compute = staticmethod(operator.truediv)
+    forward = staticmethod(operator.truediv)
 
     def backward(self, grad):
         a, b = self.inputs
@@ -70,7 +66,7 @@ class Power(BinaryFunction):
     float_only = True
     needs_output = True
 
-    def compute(self, a, b):
+    def forward(self, a, b):
         return a ** b
 
     def backward(self, grad):
@@ -85,7 +81,7 @@ class Maximum(BinaryFunction):
 
     name = "maximum"
 
-    def compute(self, a, b):
+    def forward(self, a, b):
         return self.xp.maximum(a, b)
 
     def backward(self, grad):
@@ -95,7 +91,7 @@ class Maximum(BinaryFunction):
 class Minimum(BinaryFunction):
     name = "minimum"
 
-    def compute(self, a, b):
+    def forward(self, a, b):
         return self.xp.minimum(a, b)
 
     def backward(self, grad):
@@ -173,7 +169,7 @@ class TanhBackward(BinaryFunction):
     name = "tanh_backward"
     float_only = True
 
-    def compute(self, grad, y):
+    def forward(self, grad, y):
         return grad * (1 - y * y)
 
     def backward(self, grad_of_grad):
@@ -202,7 +198,7 @@ class SigmoidBackward(BinaryFunction):
     name = "sigmoid_backward"
     float_only = True
 
-    def compute(self, grad, y):
+    def forward(self, grad, y):
         return grad * y * (1 - y)
 
     def backward(self, grad_of_grad):
@@ -335,40 +331,32 @@ class AsType(Function):
 
 # ----- the functions users call --------------------------------------------------------------
 
-def _pair(a, b):
-    if not isinstance(a, Tensor):
-        a = ensure_tensor(a, b)
-    elif not isinstance(b, Tensor):
-        b = ensure_tensor(b, a)
-    return a, b
-
-
 def add(a, b):
-    return Add.apply(*_pair(a, b))
+    return Add.apply(a, b)
 
 
 def subtract(a, b):
-    return Subtract.apply(*_pair(a, b))
+    return Subtract.apply(a, b)
 
 
 def multiply(a, b):
-    return Multiply.apply(*_pair(a, b))
+    return Multiply.apply(a, b)
 
 
 def divide(a, b):
-    return Divide.apply(*_pair(a, b))
+    return Divide.apply(a, b)
 
 
 def power(a, b):
-    return Power.apply(*_pair(a, b))
+    return Power.apply(a, b)
 
 
 def maximum(a, b):
-    return Maximum.apply(*_pair(a, b))
+    return Maximum.apply(a, b)
 
 
 def minimum(a, b):
-    return Minimum.apply(*_pair(a, b))
+    return Minimum.apply(a, b)
 
 
 def negative(x):
@@ -427,7 +415,6 @@ def where(condition, a, b):
     like = a if isinstance(a, Tensor) else b
     if not isinstance(like, Tensor):
         raise TypeError("where: a or b must be a Tensor")
-    a, b = _pair(a, b)
     return Where.apply(a, b, condition=mask_array("where", condition, like))
 
 

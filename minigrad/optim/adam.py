@@ -23,48 +23,48 @@ class Adam(Optimizer):
         super().__init__(params, {"lr": lr, "betas": (beta1, beta2), "eps": eps,
                                   "weight_decay": weight_decay})
 
+    decoupled_weight_decay = False  # AdamW: decay the parameter, not through the gradient
+
     def _buffer_names(self, group):
         return ("exp_avg", "exp_avg_sq")
 
     def _update(self, param, state, group):
-        grad = param.grad.data
-        weight_decay = float(group["weight_decay"])
-        if weight_decay:
-            grad = grad + weight_decay * param.data  # the decay goes through the adaptive step
-        self._adaptive_step(param, grad, state, group)
-
-    def _adaptive_step(self, param, grad, state, group):
-        """The Adam update of `param.data` from `grad`, in place, with one work array."""
-        p, xp, work = param.data, param.backend.xp, self._scratch(param)
+        xp = param.backend.xp
+        lr, eps, weight_decay = (float(group[name]) for name in ("lr", "eps", "weight_decay"))
         beta1, beta2 = (float(beta) for beta in group["betas"])
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        bias_correction1 = 1 - beta1 ** state["step"]
-        bias_correction2 = 1 - beta2 ** state["step"]
+        step_size = lr / (1 - beta1 ** state["step"])
+        root_bias_correction2 = math.sqrt(1 - beta2 ** state["step"])
+        decoupled = self.decoupled_weight_decay
 
-        exp_avg *= beta1
-        exp_avg += xp.multiply(grad, 1 - beta1, out=work)
-        exp_avg_sq *= beta2
-        xp.multiply(grad, grad, out=work)
-        work *= 1 - beta2
-        exp_avg_sq += work
+        def update(p, grad, exp_avg, exp_avg_sq):  # blocks of the four arrays
+            if weight_decay and decoupled:
+                p *= 1 - lr * weight_decay
+            elif weight_decay:
+                grad = grad + weight_decay * p  # the decay goes through the adaptive step
+            work = xp.multiply(grad, 1 - beta1)
+            exp_avg *= beta1
+            exp_avg += work
+            xp.multiply(grad, grad, out=work)
+            work *= 1 - beta2
+            exp_avg_sq *= beta2
+            exp_avg_sq += work
 
-        denom = xp.sqrt(exp_avg_sq, out=work)
-        denom /= math.sqrt(bias_correction2)
-        denom += float(group["eps"])
-        step = xp.divide(exp_avg, denom, out=work)
-        step *= float(group["lr"]) / bias_correction1
-        p -= step
+            # m / (sqrt(v) / rb2 + eps) * step_size, rb2 = sqrt(1 - beta2^t), as
+            # m / (sqrt(v) + eps * rb2) * (step_size * rb2): one pass fewer
+            denom = xp.sqrt(exp_avg_sq, out=work)
+            denom += eps * root_bias_correction2
+            step = xp.divide(exp_avg, denom, out=work)
+            step *= step_size * root_bias_correction2
+            p -= step
+
+        return update, (param.data, param.grad.data, state["exp_avg"], state["exp_avg_sq"])
 
 
 class AdamW(Adam):
     """Adam with decoupled weight decay: p = p * (1 - lr * weight_decay) before the Adam step,
     so the decay is not scaled by the adaptive denominator (PyTorch's AdamW)."""
 
+    decoupled_weight_decay = True
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
         super().__init__(params, lr, betas, eps, weight_decay)
-
-    def _update(self, param, state, group):
-        weight_decay = float(group["weight_decay"])
-        if weight_decay:
-            param.data *= 1 - float(group["lr"]) * weight_decay
-        self._adaptive_step(param, param.grad.data, state, group)

@@ -26,17 +26,24 @@ class SGD(Optimizer):
         return ("momentum_buffer",) if group["momentum"] else ()
 
     def _update(self, param, state, group):
-        p, grad, xp = param.data, param.grad.data, param.backend.xp
-        momentum, weight_decay = float(group["momentum"]), float(group["weight_decay"])
-        direction = grad
-        if weight_decay:
-            direction = grad + weight_decay * p
-        if momentum:
-            buffer = state["momentum_buffer"]
-            if state["step"] == 1:
-                buffer[...] = direction
-            else:
-                buffer *= momentum
-                buffer += direction
-            direction = direction + momentum * buffer if group["nesterov"] else buffer
-        p -= xp.multiply(direction, float(group["lr"]), out=self._scratch(param))
+        xp = param.backend.xp
+        lr, momentum = float(group["lr"]), float(group["momentum"])
+        weight_decay, nesterov = float(group["weight_decay"]), group["nesterov"]
+        first_step = state["step"] == 1
+
+        def update(p, grad, *momentum_buffer):  # blocks of the arrays
+            direction = grad
+            if weight_decay:
+                direction = grad + weight_decay * p
+            if momentum:
+                (buffer,) = momentum_buffer
+                if first_step:
+                    buffer[...] = direction
+                else:
+                    buffer *= momentum
+                    buffer += direction
+                direction = direction + momentum * buffer if nesterov else buffer
+            p -= xp.multiply(direction, lr)
+
+        buffers = (state["momentum_buffer"],) if momentum else ()
+        return update, (param.data, param.grad.data, *buffers)

@@ -104,6 +104,28 @@ def test_retain_grad_keeps_a_non_leaf_gradient():
     assert z.grad is None
 
 
+def test_gradients_summed_in_place_never_change_a_shared_gradient():
+    """An add passes one gradient array to both its inputs; summing a tensor's gradients (in
+    place from the third consumer on) must not change the other input's."""
+    x = leaf([1.0, 2.0])
+    p, q = x * 1, x * 1
+    p.retain_grad()
+    q.retain_grad()
+    loss = (p * 2).sum() + (p * 3).sum() + (p * 4).sum() + (p + q).sum()  # p + q goes first
+    loss.backward()
+    np.testing.assert_array_equal(q.grad.numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(p.grad.numpy(), [10.0, 10.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [11.0, 11.0])
+
+
+def test_an_op_given_numbers_and_arrays_makes_them_constants_beside_its_tensor():
+    x = leaf([1.0, 2.0])
+    y = 2 - x * np.array([3.0, 4.0]) / 2
+    assert y.dtype == np.float64
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [-1.5, -2.0])
+
+
 def test_grad_with_create_graph_gives_second_derivatives():
     x = leaf([1.0, -2.0, 0.5])
     (first,) = mg.grad((x ** 3).sum(), x, create_graph=True)
