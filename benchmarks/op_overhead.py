@@ -106,7 +106,7 @@ def numpy_step(ops, device):
                 grad_b += grad
             else:
                 out = saved.pop()
-                grad = grad * (1 - out * out)
+                grad = grad - grad * out * out  # grad · (1 - out²), as minigrad computes it
         return grad_a, grad_b
 
     return step

@@ -1,10 +1,11 @@
 """Reverse-mode automatic differentiation.
 
 One differentiable op is one `Function` subclass: `forward` computes on backend arrays,
-`backward` returns one gradient per input, written with minigrad Tensor ops. The backward
-pass runs under `no_grad` (nothing is recorded, each op is a thin wrapper) unless
-`create_graph=True`, in which case it is recorded like any forward pass and can itself be
-differentiated (gradients of gradients).
+`backward` returns one gradient per input, written with minigrad Tensor ops (a gradient of a
+broadcast shape is summed back to its input's shape by the engine). The backward pass runs
+under `no_grad` (nothing is recorded, each op is a thin wrapper) unless `create_graph=True`,
+in which case it is recorded like any forward pass and can itself be differentiated
+(gradients of gradients).
 """
 
 import itertools
@@ -95,8 +96,9 @@ class Function:
     Subclasses define:
       forward(self, *arrays, **params) -> array   computes with `self.xp`; keeps on `self`
                                                    only what backward needs
-      backward(self, grad) -> tuple               one Tensor (or None) per input, each of its
-                                                   input's shape; inputs are `self.inputs`
+      backward(self, grad) -> tuple               one Tensor (or None) per input, of its
+                                                   input's shape or one it broadcasts to;
+                                                   inputs are `self.inputs`
     Class attributes: `name` (shown in errors, the registry and graphs), `float_only`
     (inputs must be floating point), `needs_output` (backward reads `self.output()`).
     """
@@ -209,9 +211,9 @@ def _backward_order(roots):
     reached, seen, stack = [], set(), list(roots)
     while stack:
         tensor = stack.pop()
-        if id(tensor) in seen:
+        if tensor in seen:
             continue
-        seen.add(id(tensor))
+        seen.add(tensor)
         reached.append(tensor)
         fn = tensor.grad_fn
         if fn is not None:
@@ -222,20 +224,20 @@ def _backward_order(roots):
                     "backward through the same graph again"
                 )
             for parent in fn.inputs:
-                if parent.requires_grad and id(parent) not in seen:
+                if parent.requires_grad and parent not in seen:
                     stack.append(parent)
     reached.sort(key=_creation_order, reverse=True)
     return reached
 
 
 def _leading_to(order, targets):
-    """ids of the tensors in `order` (a backward order) through which a gradient can reach
-    one of `targets`."""
+    """The tensors in `order` (a backward order) through which a gradient can reach one of
+    `targets`."""
     useful = set(targets)
     for tensor in reversed(order):
         fn = tensor.grad_fn
-        if fn is not None and any(id(parent) in useful for parent in fn.inputs):
-            useful.add(id(tensor))
+        if fn is not None and any(parent in useful for parent in fn.inputs):
+            useful.add(tensor)
     return useful
 
 
@@ -270,31 +272,31 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
     """
     seeds = [_check_root(root, g) for root, g in zip(roots, gradients)]
     order = _backward_order(roots)
-    wanted = None if inputs is None else {id(t) for t in inputs}
+    wanted = None if inputs is None else set(inputs)
     useful = None if wanted is None else _leading_to(order, wanted)
-    grads = {}  # id(tensor) -> the gradient flowing into it, summed over its consumers
-    sums = set()  # ids of gradients in `grads` that are sums made here, referenced nowhere else
+    grads = {}  # tensor -> the gradient flowing into it, summed over its consumers
+    sums = set()  # gradients in `grads` that are sums made here, referenced nowhere else
     found, handed_out = {}, set()
     for root, seed in zip(roots, seeds):
-        _accumulate(grads, sums, id(root), seed, create_graph)
+        _accumulate(grads, sums, root, seed, create_graph)
 
     previous_mode, anomaly = _GradMode.enabled, _GradMode.anomaly
     _GradMode.enabled = create_graph
     _GradMode.anomaly = False  # the ops inside a backward are checked as that op's backward
     try:
         for tensor in order:
-            grad = grads.pop(id(tensor), None)
-            if grad is None or (useful is not None and id(tensor) not in useful):
+            grad = grads.pop(tensor, None)
+            if grad is None or (useful is not None and tensor not in useful):
                 continue
             if sums:
-                sums.discard(id(grad))  # from here on it may be shared (backward can pass it on)
+                sums.discard(grad)  # from here on it may be shared (backward can pass it on)
             if tensor._hooks:
                 for hook in list(tensor._hooks.values()):
                     replaced = hook(grad)
                     if replaced is not None:
                         grad = replaced
-            if wanted is not None and id(tensor) in wanted:
-                found[id(tensor)] = grad
+            if wanted is not None and tensor in wanted:
+                found[tensor] = grad
             fn = tensor.grad_fn
             if wanted is None and (fn is None or tensor._retains_grad):
                 if tensor.grad is not None:
@@ -307,26 +309,38 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
                 if parent_grad is None or not parent.requires_grad:
                     continue
                 if parent_grad.data.shape != parent.data.shape:
-                    raise ShapeError(
-                        f"{fn.name}: backward gave a gradient of shape {parent_grad.shape} for "
-                        f"an input of shape {parent.shape} (a bug in this op's backward)"
-                    )
+                    parent_grad = _summed_to_input(fn, parent_grad, parent.data.shape)
                 if anomaly and not _all_finite(fn.xp, parent_grad.data):
                     raise AnomalyError(
                         f"{fn.name}: backward produced NaN/Inf in the gradient of an input of "
                         f"shape {parent.shape}; op created at "
                         f"{getattr(fn, 'created_at', 'unknown (enable anomaly mode earlier)')}"
                     )
-                if id(parent) in grads:
-                    _accumulate(grads, sums, id(parent), parent_grad, create_graph)
+                if parent in grads:
+                    _accumulate(grads, sums, parent, parent_grad, create_graph)
                 else:
-                    grads[id(parent)] = parent_grad
+                    grads[parent] = parent_grad
             if not retain_graph:  # free what backward needed: the graph above is gone
                 fn.__dict__.clear()
                 fn.released = True
     finally:
         _GradMode.enabled, _GradMode.anomaly = previous_mode, anomaly
     return found
+
+
+def _summed_to_input(fn, grad, shape):
+    """The gradient of an input that `fn` broadcast, summed over the broadcast axes back to the
+    input's shape (so backward methods return `grad * b`, not a reduction of it)."""
+    if not _broadcasts_to(shape, grad.data.shape):
+        raise ShapeError(
+            f"{fn.name}: backward gave a gradient of shape {grad.shape} for an input of shape "
+            f"{shape} (a bug in this op's backward)")
+    return unbroadcast(grad, shape)
+
+
+def _broadcasts_to(shape, target):
+    return len(shape) <= len(target) and all(
+        size in (1, wanted) for size, wanted in zip(reversed(shape), reversed(target)))
 
 
 def _accumulate(grads, sums, key, grad, create_graph):
@@ -338,11 +352,11 @@ def _accumulate(grads, sums, key, grad, create_graph):
         grads[key] = grad
     elif create_graph:
         grads[key] = accumulated + grad
-    elif id(accumulated) in sums:
+    elif accumulated in sums:
         accumulated.data += grad.data
     else:
         total = grads[key] = Tensor._make(accumulated.data + grad.data, grad.backend)
-        sums.add(id(total))
+        sums.add(total)
 
 
 def _added(accumulated, grad, create_graph):
@@ -356,9 +370,9 @@ def _owned(grad, handed_out):
     """A gradient a tensor's `.grad` can own: not a view, writable, not given to another
     tensor in this pass (so editing one `.grad` in place never changes another's)."""
     data = grad.data
-    if id(grad) in handed_out or data.base is not None or not data.flags.writeable:
+    if grad in handed_out or data.base is not None or not data.flags.writeable:
         grad = Tensor._make(data.copy(), grad.backend)
-    handed_out.add(id(grad))
+    handed_out.add(grad)
     return grad
 
 
@@ -383,7 +397,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     found = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs)
     result = []
     for tensor in inputs:
-        g = found.get(id(tensor))
+        g = found.get(tensor)
         if g is None:
             if not allow_unused:
                 raise GraphError(
@@ -394,4 +408,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
+from .ops.broadcasting import unbroadcast  # noqa: E402
 from .tensor import Tensor, ensure_tensor  # noqa: E402  (Tensor's methods call in here)

@@ -136,8 +136,7 @@ class Tensor:
                 "use .any() or .all()")
         return bool(self.item())
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # by identity (== is elementwise), so tensors key dicts and sets
 
     # ----- moving data ------------------------------------------------------------------
     def numpy(self):

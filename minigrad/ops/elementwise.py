@@ -8,7 +8,7 @@ import numpy as np
 from ..autograd import Function
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
-from .broadcasting import broadcast_shape, unbroadcast
+from .broadcasting import broadcast_shape
 
 
 class BinaryFunction(Function):
@@ -24,8 +24,8 @@ class Add(BinaryFunction):
 
     def backward(self, grad):
         a, b = self.inputs
-        return (unbroadcast(grad, a.shape) if a.requires_grad else None,
-                unbroadcast(grad, b.shape) if b.requires_grad else None)
+        return (grad if a.requires_grad else None,
+                grad if b.requires_grad else None)
 
 
 class Subtract(BinaryFunction):
@@ -34,8 +34,8 @@ class Subtract(BinaryFunction):
 
     def backward(self, grad):
         a, b = self.inputs
-        return (unbroadcast(grad, a.shape) if a.requires_grad else None,
-                unbroadcast(-grad, b.shape) if b.requires_grad else None)
+        return (grad if a.requires_grad else None,
+                -grad if b.requires_grad else None)
 
 
 class Multiply(BinaryFunction):
@@ -44,8 +44,8 @@ class Multiply(BinaryFunction):
 
     def backward(self, grad):
         a, b = self.inputs
-        return (unbroadcast(grad * b, a.shape) if a.requires_grad else None,
-                unbroadcast(grad * a, b.shape) if b.requires_grad else None)
+        return (grad * b if a.requires_grad else None,
+                grad * a if b.requires_grad else None)
 
 
 class Divide(BinaryFunction):
@@ -55,8 +55,8 @@ class Divide(BinaryFunction):
     def backward(self, grad):
         a, b = self.inputs
         grad_a = grad / b
-        return (unbroadcast(grad_a, a.shape) if a.requires_grad else None,
-                unbroadcast(-grad_a * a / b, b.shape) if b.requires_grad else None)
+        return (grad_a if a.requires_grad else None,
+                -grad_a * a / b if b.requires_grad else None)
 
 
 class Power(BinaryFunction):
@@ -71,8 +71,8 @@ class Power(BinaryFunction):
 
     def backward(self, grad):
         a, b = self.inputs
-        grad_a = unbroadcast(grad * b * a ** (b - 1), a.shape) if a.requires_grad else None
-        grad_b = unbroadcast(grad * self.output() * log(a), b.shape) if b.requires_grad else None
+        grad_a = grad * b * a ** (b - 1) if a.requires_grad else None
+        grad_b = grad * self.output() * log(a) if b.requires_grad else None
         return grad_a, grad_b
 
 
@@ -102,7 +102,7 @@ def _split_at_ties(fn, grad, a_wins):
     a, b = fn.inputs
     share_a = a_wins + 0.5 * (a.data == b.data)
     share_a = fn.constant(share_a.astype(grad.dtype, copy=False))
-    return unbroadcast(grad * share_a, a.shape), unbroadcast(grad * (1 - share_a), b.shape)
+    return grad * share_a, grad * (1 - share_a)
 
 
 class Negative(Function):
@@ -170,12 +170,11 @@ class TanhBackward(BinaryFunction):
     float_only = True
 
     def forward(self, grad, y):
-        return grad * (1 - y * y)
+        return grad - grad * y * y  # = grad · (1 - y²); NumPy is slower with a Python 1
 
     def backward(self, grad_of_grad):
         grad, y = self.inputs
-        return (unbroadcast(grad_of_grad * (1 - y * y), grad.shape),
-                unbroadcast(grad_of_grad * grad * y * -2, y.shape))
+        return grad_of_grad * (1 - y * y), grad_of_grad * grad * y * -2
 
 
 class Sigmoid(Function):
@@ -199,12 +198,12 @@ class SigmoidBackward(BinaryFunction):
     float_only = True
 
     def forward(self, grad, y):
-        return grad * y * (1 - y)
+        grad_y = grad * y
+        return grad_y - grad_y * y  # = grad · y(1 - y); NumPy is slower with a Python 1
 
     def backward(self, grad_of_grad):
         grad, y = self.inputs
-        return (unbroadcast(grad_of_grad * y * (1 - y), grad.shape),
-                unbroadcast(grad_of_grad * grad * (1 - 2 * y), y.shape))
+        return grad_of_grad * y * (1 - y), grad_of_grad * grad * (1 - 2 * y)
 
 
 class Relu(Function):
@@ -290,7 +289,7 @@ class Where(Function):
     def backward(self, grad):
         a, b = self.inputs
         take_a = self.constant(self.condition.astype(grad.dtype))
-        return unbroadcast(grad * take_a, a.shape), unbroadcast(grad * (1 - take_a), b.shape)
+        return grad * take_a, grad * (1 - take_a)
 
 
 class MaskedFill(Function):

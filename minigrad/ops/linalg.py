@@ -3,7 +3,7 @@
 from ..autograd import Function
 from ..errors import ShapeError
 from ..tensor import Tensor, ensure_tensor
-from .broadcasting import broadcast_shape, unbroadcast
+from .broadcasting import broadcast_shape
 
 
 class MatMul(Function):
@@ -22,8 +22,8 @@ class MatMul(Function):
 
     def backward(self, grad):
         a, b = self.inputs
-        return (unbroadcast(grad @ b.mT, a.shape) if a.requires_grad else None,
-                unbroadcast(a.mT @ grad, b.shape) if b.requires_grad else None)
+        return (grad @ b.mT if a.requires_grad else None,
+                a.mT @ grad if b.requires_grad else None)
 
 
 def matmul(a, b):

@@ -5,7 +5,6 @@ import math
 
 from ..autograd import Function
 from ..errors import ShapeError
-from .broadcasting import unbroadcast
 from .elementwise import erf, erf_array, tanh
 from .indexing import IndexAdd
 
@@ -120,9 +119,9 @@ class LayerNorm(Function):
         mean_projection = (grad_normalized * normalized).mean(axis=self.axes, keepdims=True)
         grads.append(rstd * (grad_normalized - mean_grad - normalized * mean_projection))
         if self.has_weight:
-            grads.append(unbroadcast(grad * normalized, weight.shape))
+            grads.append(grad * normalized)
         if self.has_bias:
-            grads.append(unbroadcast(grad, self.inputs[-1].shape))
+            grads.append(grad)
         return tuple(grads)
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -297,7 +296,7 @@ class CrossEntropyBackward(Function):
                           1 - self.smoothing + self.smoothing / probabilities.shape[-1], axis=-1)
         difference = probabilities - self.constant(target_distribution)
         return (grad * scale,
-                unbroadcast((grad * difference).sum(axis=-1, keepdims=True), scale.shape))
+                (grad * difference).sum(axis=-1, keepdims=True))
 
 
 def attention_weights(xp, q, k, mask):
@@ -340,6 +339,4 @@ class ScaledDotProductAttention(Function):
         grad_scores = weights * (grad_weights - (grad_weights * weights).sum(axis=-1,
                                                                             keepdims=True))
         grad_scores = grad_scores * self.scale
-        return (unbroadcast(grad_scores @ k, q.shape),
-                unbroadcast(grad_scores.mT @ q, k.shape),
-                unbroadcast(grad_v, v.shape))
+        return grad_scores @ k, grad_scores.mT @ q, grad_v

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.autograd import Function
 from minigrad.errors import AnomalyError, GraphError, ShapeError
 
 
@@ -191,3 +192,24 @@ def test_without_anomaly_mode_a_nan_passes_silently():
     with np.errstate(divide="ignore"):
         mg.sqrt(x).sum().backward()
     assert np.isinf(x.grad.numpy()).all()
+
+
+
+class ScaleRows(Function):
+    """x (n, 1) times a constant (n, m): backward returns the gradient at the broadcast shape."""
+
+    name = "scale_rows"
+
+    def forward(self, x, factors=None):
+        self.factors = factors
+        return x * factors
+
+    def backward(self, grad):
+        return (grad * self.constant(self.factors),)
+
+
+def test_the_engine_sums_a_broadcast_gradient_back_to_its_input():
+    x = leaf([[1.0], [2.0]])
+    factors = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    ScaleRows.apply(x, factors=factors).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[6.0], [15.0]])

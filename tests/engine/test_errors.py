@@ -113,6 +113,24 @@ class WrongSquare(Function):
         return (grad * 3 * self.inputs[0],)
 
 
+class WrongShape(Function):
+    """A backward that gives a gradient no broadcasting can sum back to its input."""
+
+    name = "wrong_shape"
+
+    def forward(self, x):
+        return x * 2
+
+    def backward(self, grad):
+        return (grad.reshape(-1)[:1],)
+
+
+def test_a_backward_gradient_that_does_not_fit_its_input_names_the_op():
+    x = mg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    with pytest.raises(ShapeError, match=r"wrong_shape.*\(1,\).*\(2, 2\).*bug"):
+        WrongShape.apply(x).sum().backward()
+
+
 def test_gradcheck_names_the_input_and_the_element():
     good = mg.tensor([1.0, 2.0], requires_grad=True)
     wrong = mg.tensor([[0.5, 1.5], [-1.0, 2.0]], requires_grad=True)
