@@ -2,7 +2,8 @@
 
 Runs `benchmarks/<benchmark>.py --framework F --json <args>` for every framework in turn,
 `--pairs` times (A B A B ...: a slow moment of the machine hits both), then prints each
-framework's median and the ratio first/other of `median_ms`, with its spread over the pairs.
+framework's median and the ratio first/other of `median_ms` (and of `cpu_median_ms`, the CPU
+time, where the benchmark records it), with its spread over the pairs.
 
     python benchmarks/compare.py --benchmark op_overhead [--frameworks minigrad,torch]
         [--pairs 3] [--args --ops 1000 --repeats 20]
@@ -58,7 +59,8 @@ def report(records):
         extra = f", {statistics.median(values):.2f} {figure}" if values else ""
         lines.append(f"  {framework:<9} median {statistics.median(medians):.2f} ms{extra}")
     for other in frameworks[1:]:
-        for key, label in (("median_ms", "time"), ("peak_rss_mb", "peak RSS")):
+        for key, label in (("median_ms", "time"), ("cpu_median_ms", "CPU time"),
+                           ("peak_rss_mb", "peak RSS")):
             ratios = [a[key] / b[key] for a, b in zip(records[first], records[other])
                       if a.get(key) and b.get(key)]
             if ratios:

@@ -116,15 +116,18 @@ FRAMEWORKS = {"minigrad": minigrad_step, "torch": torch_step, "numpy": numpy_ste
 
 
 def measure(step, repeats, warmup=2):
-    """Wall-clock milliseconds of each of `repeats` calls, after `warmup` untimed calls."""
+    """Milliseconds of each of `repeats` calls after `warmup` untimed calls: wall-clock, and
+    the process's CPU time (steadier on a shared machine, which takes the CPU away at times:
+    the chain runs on one thread in every framework, so both measure the same work)."""
     for _ in range(warmup):
         step()
-    times = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         step()
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
+        wall.append((time.perf_counter() - start) * 1e3)
+        cpu.append((time.process_time() - start_cpu) * 1e3)
+    return wall, cpu
 
 
 def main():
@@ -136,7 +139,7 @@ def main():
     parser.add_argument("--json", action="store_true", help="print one JSON record")
     args = parser.parse_args()
 
-    times = measure(FRAMEWORKS[args.framework](args.ops, args.device), args.repeats)
+    times, cpu_times = measure(FRAMEWORKS[args.framework](args.ops, args.device), args.repeats)
     median = statistics.median(times)
     record = {
         "benchmark": "op_overhead",
@@ -148,6 +151,7 @@ def main():
         "median_ms": median,
         "min_ms": min(times),
         "max_ms": max(times),
+        "cpu_median_ms": statistics.median(cpu_times),
         "repeats": args.repeats,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }

@@ -32,6 +32,11 @@ class BlockRunner:
     def __init__(self, threads=None):
         self.threads = threads or _core_count()
         self._pool = None
+        if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
+            os.register_at_fork(after_in_child=self._forget_pool)
+
+    def _forget_pool(self):
+        self._pool = None
 
     def run(self, tasks):
         calls = deque((function, blocks) for function, arrays in tasks

@@ -80,3 +80,22 @@ def test_adam_in_blocks_over_threads_is_bitwise_adam_in_one_pass(monkeypatch, op
         return [p.numpy().tobytes() for p in params]
 
     assert trained(1 << 20, 1) == trained(16, 2) == trained(5, 3)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_runs_blocks_with_threads_of_its_own(monkeypatch):
+    import os
+    import signal
+
+    monkeypatch.setattr(blockwise, "BLOCK_SIZE", 8)
+    monkeypatch.setattr(blockwise, "_PARALLEL_FROM", 0)
+    runner = BlockRunner(2)
+    out = np.zeros(64, np.float32)
+    runner.run([(scale_and_add, (out, np.ones(64, np.float32)))])  # starts the helper thread
+    child = os.fork()
+    if child == 0:  # the child: run again, exit 0 if all blocks were done (killed if stuck)
+        signal.alarm(30)
+        runner.run([(scale_and_add, (out, np.ones(64, np.float32)))])
+        os._exit(0 if (out == 1.5).all() else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
