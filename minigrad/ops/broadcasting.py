@@ -13,7 +13,7 @@ def broadcast_shape(name, *shapes):
             raise ShapeError(
                 f"{name}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
                 f"broadcast together (axis {axis} has sizes {sorted(sizes)}); reshape or "
-                "expand_dims one of them so that each axis matches or is 1")
+                "expand_dims one of them so that each axis matches or is 1") from None
         result.append(sizes.pop() if sizes else 1)
     return tuple(result)
 
