@@ -194,3 +194,17 @@ def test_cupy_generator(numpy_as_cupy):
         np.testing.assert_array_equal(a, b)
     assert sorted(again[2].tolist()) == list(range(6))
     assert ((again[1] >= 0) & (again[1] < 1)).all()
+
+
+def test_cupy_blockwise_updates_run_once_on_whole_arrays(numpy_as_cupy):
+    seen = []
+
+    def add_into(out, source):
+        seen.append(out.shape)
+        out += source
+
+    out = np.zeros((3, 5), np.float32)
+    numpy_as_cupy.run_blockwise([(add_into, (out, np.ones((3, 5), np.float32))),
+                                 (add_into, (out[:1], np.ones((1, 5), np.float32)))])
+    assert seen == [(3, 5), (1, 5)]
+    np.testing.assert_array_equal(out, [[2] * 5, [1] * 5, [1] * 5])
