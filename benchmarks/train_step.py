@@ -11,7 +11,8 @@ timed, each split into its phases (the device is synchronized between them):
     optimizer  the Adam step
 
 Measured in the same run: the forward alone under no-grad (eval mode); the peak RSS of the
-process; and the rate of a large float32 matrix product in the same framework, which turns
+process and its page faults per timed step (fresh memory the kernel hands out: memory freed
+to the system and asked for again); and the rate of a large float32 matrix product in the same framework, which turns
 the step's matrix-product FLOPs (counted from the shapes) into the matmul-only lower limit of
 a step, `matmul_floor_ms`: what a step would take if everything but the matrix products were
 free. `blas_share` = floor / median step: the share of the step the products need.
@@ -339,7 +340,9 @@ def measure(framework, config, device, steps, warmup):
     runner = FRAMEWORKS[framework](config, device)
     for _ in range(warmup):
         run_step(runner)
+    faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     phases = [run_step(runner) for _ in range(steps)]
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults_before
     step_ms = [1e3 * sum(phase) for phase in phases]
     no_grad_ms = milliseconds(runner.inference, runner.synchronize, steps)
     peak = peak_rss_mb()  # before the GEMM, whose matrices are not part of training
@@ -371,6 +374,7 @@ def measure(framework, config, device, steps, warmup):
         "blas_share": floor_ms / median,
         "parameters": runner.parameter_count(),
         "peak_rss_mb": peak,
+        "page_faults_per_step": faults / steps,
         "threads_env": {name: os.environ[name] for name in
                         ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
                         if name in os.environ},
@@ -390,7 +394,8 @@ def describe(record):
         f"  no-grad forward: {record['no_grad_forward_ms']:.2f} ms",
         (f"  matmul floor: {record['matmul_floor_ms']:.2f} ms ({record['matmul_gflop']:.2f} "
          f"GFLOP at {record['gflops']:.0f} GFLOP/s; {record['blas_share']:.0%} of the step)"),
-        f"  parameters: {record['parameters']:,}; peak RSS {record['peak_rss_mb']:.0f} MB",
+        (f"  parameters: {record['parameters']:,}; peak RSS {record['peak_rss_mb']:.0f} MB; "
+         f"{record['page_faults_per_step']:.0f} page faults per step"),
     ])
 
 
