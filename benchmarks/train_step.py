@@ -15,7 +15,8 @@ process and its page faults per timed step (fresh memory the kernel hands out: m
 to the system and asked for again); and the rate of a large float32 matrix product in the
 same framework, which turns the step's matrix-product FLOPs (counted from the shapes) into
 the matmul-only lower limit of a step, `matmul_floor_ms`: what a step would take if
-everything but the matrix products were free. `blas_share` = floor / median step: the share of the step the products need.
+everything but the matrix products were free. `blas_share` = floor / median step: the share
+of the step the products need.
 
     python benchmarks/train_step.py --framework minigrad|torch --config tiny|small|base
         [--device cpu|cuda] [--steps 20] [--warmup 3] [--json] [--profile]
