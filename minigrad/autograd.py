@@ -309,7 +309,7 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
                 if parent_grad is None or not parent.requires_grad:
                     continue
                 if parent_grad.data.shape != parent.data.shape:
-                    parent_grad = _summed_to_input(fn, parent_grad, parent.data.shape)
+                    parent_grad = unbroadcast(parent_grad, parent.data.shape, fn.name)
                 if anomaly and not _all_finite(fn.xp, parent_grad.data):
                     raise AnomalyError(
                         f"{fn.name}: backward produced NaN/Inf in the gradient of an input of "
@@ -328,21 +328,6 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
     return found
 
 
-def _summed_to_input(fn, grad, shape):
-    """The gradient of an input that `fn` broadcast, summed over the broadcast axes back to the
-    input's shape (so backward methods return `grad * b`, not a reduction of it)."""
-    if not _broadcasts_to(shape, grad.data.shape):
-        raise ShapeError(
-            f"{fn.name}: backward gave a gradient of shape {grad.shape} for an input of shape "
-            f"{shape} (a bug in this op's backward)")
-    return unbroadcast(grad, shape)
-
-
-def _broadcasts_to(shape, target):
-    return len(shape) <= len(target) and all(
-        size in (1, wanted) for size, wanted in zip(reversed(shape), reversed(target)))
-
-
 def _accumulate(grads, sums, key, grad, create_graph):
     """grads[key] += grad. Gradients reaching one tensor from several consumers are summed:
     recorded (an `add` op) when the backward pass is; else as arrays, the third consumer's
@@ -350,17 +335,16 @@ def _accumulate(grads, sums, key, grad, create_graph):
     accumulated = grads.get(key)
     if accumulated is None:
         grads[key] = grad
-    elif create_graph:
-        grads[key] = accumulated + grad
-    elif accumulated in sums:
+    elif accumulated in sums:  # only ever filled when the pass is not recorded
         accumulated.data += grad.data
     else:
-        total = grads[key] = Tensor._make(accumulated.data + grad.data, grad.backend)
-        sums.add(total)
+        total = grads[key] = _added(accumulated, grad, create_graph)
+        if not create_graph:
+            sums.add(total)
 
 
 def _added(accumulated, grad, create_graph):
-    """A `.grad` plus this pass's gradient, as a new tensor (the old `.grad` may be held)."""
+    """accumulated + grad as a new tensor: recorded when the pass is, else plain arrays."""
     if create_graph:
         return accumulated + grad
     return Tensor._make(accumulated.data + grad.data, grad.backend)

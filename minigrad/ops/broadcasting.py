@@ -18,14 +18,17 @@ def broadcast_shape(name, *shapes):
     return tuple(result)
 
 
-def unbroadcast(grad, shape):
-    """Sum `grad` over the axes that broadcasting added or stretched, back to `shape` (a tuple).
+def unbroadcast(grad, shape, name):
+    """Sum `grad` over the axes that broadcasting added or stretched, back to `shape` (a tuple):
+    the engine's step for an input of op `name` whose backward gave a gradient of the
+    broadcast shape. A gradient no broadcasting of `shape` explains is a ShapeError.
 
-    The one helper every broadcasting op's backward uses (written in Tensor ops, so it is
-    recorded under create_graph)."""
-    if grad.data.shape == shape:  # the common case: nothing was broadcast
-        return grad
+    Written in Tensor ops, so it is recorded under create_graph."""
     extra = grad.ndim - len(shape)
+    if extra < 0 or any(size not in (1, wanted) for size, wanted in zip(shape, grad.shape[extra:])):
+        raise ShapeError(
+            f"{name}: backward gave a gradient of shape {grad.shape} for an input of shape "
+            f"{shape} (a bug in this op's backward)")
     axes = tuple(range(extra)) + tuple(
         extra + i for i, size in enumerate(shape) if size == 1 and grad.shape[extra + i] != 1)
     summed = grad.sum(axis=axes, keepdims=True) if axes else grad
