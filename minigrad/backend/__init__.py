@@ -6,8 +6,9 @@ A backend bundles an array namespace `xp` (NumPy or CuPy) with:
 - `from_host(a)`     a NumPy array -> an array of this backend
 - `to_host(a)`       an array of this backend -> a NumPy array
 - `scatter_add(indices, values, size)`  deterministic out[indices[i]] += values[i]
-- `run_blockwise(tasks)`  in-place elementwise updates `(function, arrays)`, run as
-                     `function(*blocks)` over blocks of the arrays (on every CPU core)
+- `run_blockwise(tasks)`  array work `(function, arrays)` that falls apart
+                     along the arrays' first axis, run as `function(*blocks)` over slices of
+                     the arrays, each written in place (on every CPU core)
 - `generator`        this device's random generator (`seed`, `state`, `set_state`,
                      `normal`, `uniform`)
 - `synchronize()`    wait for queued work (a no-op on the CPU)

@@ -1,18 +1,21 @@
-"""Large elementwise updates, cut into blocks and spread over the CPU's cores.
+"""Large array work cut into blocks of rows and spread over the CPU's cores.
 
-NumPy runs each ufunc on one core. An optimizer step is a dozen elementwise passes over every
-parameter and its state, compute-bound rather than memory-bound once the arrays are cut into
-blocks that stay in cache, so running blocks on all cores at once (NumPy releases the GIL
-inside a ufunc) takes the step about as many times less time as there are cores. Every
-element is computed by the same ops whichever block and thread it falls in, so the result does
-not depend on the number of threads.
+NumPy runs each call on one core. An optimizer step is a dozen elementwise passes over every
+parameter and its state, a softmax over a large vocabulary a handful of passes over every row:
+work that falls apart into independent blocks along the first axis. A block small enough to
+stay in cache is faster even on one core, and blocks run on all cores at once (NumPy releases
+the GIL inside its loops) take about as many times less time as there are cores, where the
+cores are free: OpenBLAS's threads spin for a while after each large product, and a helper
+thread started then finds no free core. Every element is computed by the same ops whichever
+block and thread it falls in, so the result does not depend on the block size or the number
+of threads.
 """
 
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
-BLOCK_SIZE = 1 << 20  # elements: a block of each of the five arrays of Adam fits in L3 cache
+BLOCK_SIZE = 1 << 20  # elements of a task's largest array per block
 _PARALLEL_FROM = 1 << 18  # below this many elements in all, threads cost more than they give
 
 
@@ -24,10 +27,10 @@ def _core_count():
 
 
 class BlockRunner:
-    """Runs `(function, arrays)` tasks: `function(*blocks)` on matching blocks of `arrays`
-    (arrays of one shape), which it changes in place. The calling thread and one helper
-    thread per further core (started on first use) take blocks from one queue until it is
-    empty."""
+    """Runs `(function, arrays)` tasks: `function(*blocks)` on matching slices of `arrays`
+    along their first axis (arrays with the same first-axis length), which writes its results
+    into the blocks in place. The calling thread and one helper thread per further core
+    (started on first use) take blocks from one queue until it is empty."""
 
     def __init__(self, threads=None):
         self.threads = threads or _core_count()
@@ -39,9 +42,11 @@ class BlockRunner:
         self._pool = None
 
     def run(self, tasks):
+        """Run the tasks, in blocks of about `BLOCK_SIZE` elements of each task's largest
+        array."""
         calls = deque((function, blocks) for function, arrays in tasks
                       for blocks in _blocks(arrays, BLOCK_SIZE))
-        total = sum(blocks[0].size for _, blocks in calls)
+        total = sum(max(block.size for block in blocks) for _, blocks in calls)
         helpers = min(self.threads, len(calls)) - 1 if total >= _PARALLEL_FROM else 0
         if helpers and self._pool is None:
             self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="minigrad")
@@ -69,10 +74,14 @@ def _drain(calls):
 
 
 def _blocks(arrays, size):
-    """Matching 1-D blocks (views) of C-contiguous arrays of one shape; the arrays whole when
-    any of them is not C-contiguous (a flat view of it would be a copy)."""
-    if not all(array.flags.c_contiguous for array in arrays):
+    """Matching slices (views) of the arrays along their first axis, whole rows, about `size`
+    elements of the largest array each; 0-d arrays as one row of one element (views, so that
+    what is written reaches them)."""
+    if arrays[0].ndim == 0:
+        return [[array.reshape(1) for array in arrays]]
+    rows = arrays[0].shape[0]
+    if rows == 0:
         return [arrays]
-    flat = [array.reshape(-1) for array in arrays]
-    starts = range(0, flat[0].size, size) or [0]
-    return [[array[start:start + size] for array in flat] for start in starts]
+    row_size = max(array.size // rows for array in arrays) or 1
+    step = max(1, size // row_size)
+    return [[array[start:start + step] for array in arrays] for start in range(0, rows, step)]

@@ -125,6 +125,6 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=Fal
     out = ops.ScaledDotProductAttention.apply(q, k, v, mask=mask_data,
                                               dropout_p=dropout_p if training else 0.0)
     if return_weights:
-        weights = ops.attention_weights(q.backend.xp, q.data, k.data, mask_data)
+        weights = ops.attention_weights(q.backend, q.data, k.data, mask_data)
         return out, Tensor._make(weights, q.backend)
     return out

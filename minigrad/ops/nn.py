@@ -2,6 +2,7 @@
 stable. Their backward is written with minigrad ops, so it can be differentiated again."""
 
 import math
+from functools import partial
 
 from ..autograd import Function
 from ..errors import ShapeError
@@ -9,19 +10,31 @@ from .elementwise import erf, erf_array, tanh
 from .indexing import IndexAdd
 
 
-def softmax_array(xp, x, axis, mask=None):
+def softmax_array(backend, x, axis=-1, mask=None):
     """Softmax on an array; masked entries (True) get 0, and a row with nothing left (all masked,
-    or all -inf) is all zeros instead of NaN."""
+    or all -inf) is all zeros instead of NaN. Along the last axis of a stack of rows, blocks of
+    rows run on every core (`Backend.run_blockwise`)."""
+    xp = backend.xp
+    out = xp.empty_like(x)
+    arrays = (x, out) if mask is None else (x, out, xp.broadcast_to(mask, x.shape))
+    if x.ndim >= 2 and axis in (-1, x.ndim - 1):
+        backend.run_blockwise([(partial(_softmax_into, xp, -1), arrays)])
+    else:
+        _softmax_into(xp, axis, *arrays)
+    return out
+
+
+def _softmax_into(xp, axis, x, out, mask=None):
+    """out = softmax(x, axis), masked entries excluded (a block of rows at a time)."""
     if mask is not None:
         x = xp.where(mask, -xp.inf, x)
     peak = x.max(axis=axis, keepdims=True)
     peak[~xp.isfinite(peak)] = 0
-    e = x - peak
-    xp.exp(e, out=e)
-    total = e.sum(axis=axis, keepdims=True)
+    xp.subtract(x, peak, out=out)
+    xp.exp(out, out=out)
+    total = out.sum(axis=axis, keepdims=True)
     total[total == 0] = 1
-    e /= total
-    return e
+    out /= total
 
 
 def log_softmax_array(xp, x, axis):
@@ -46,7 +59,7 @@ class Softmax(Function):
             raise ShapeError(f"softmax: a mask of shape {mask.shape} does not broadcast to the "
                              f"input's shape {x.shape}")
         self.axis = axis
-        return softmax_array(self.xp, x, axis, mask)
+        return softmax_array(self.backend, x, axis, mask)
 
     def backward(self, grad):
         y = self.output()
@@ -229,19 +242,19 @@ class CrossEntropy(Function):
         self.valid = None if ignore_index is None else target != ignore_index
         safe_target = target if self.valid is None else xp.where(self.valid, target, 0)
         self.target = safe_target
-        # log p = logits - peak - log(total): the probabilities are the only full-size array
-        peak = logits.max(axis=-1, keepdims=True)
-        peak[~xp.isfinite(peak)] = 0
-        self.probabilities = logits - peak
-        xp.exp(self.probabilities, out=self.probabilities)
-        total = self.probabilities.sum(axis=-1, keepdims=True)
-        total[total == 0] = 1
-        self.probabilities /= total
-        log_normalizer = (peak + xp.log(total))[..., 0]  # (...)
+        # log p = logits - log_normalizer: the probabilities are the only full-size array
+        rows = _rows(logits)  # (N, C)
+        probabilities = xp.empty_like(rows)
+        log_normalizer = xp.empty((rows.shape[0], 1), logits.dtype)
+        row_mean = xp.empty_like(log_normalizer) if label_smoothing else None
+        arrays = (rows, probabilities, log_normalizer) + ((row_mean,) if label_smoothing else ())
+        self.backend.run_blockwise([(partial(_softmax_statistics, xp), arrays)])
+        self.probabilities = probabilities.reshape(logits.shape)
+        log_normalizer = log_normalizer.reshape(logits.shape[:-1])  # (...)
         picked = xp.take_along_axis(logits, safe_target[..., None], axis=-1)[..., 0]
         losses = log_normalizer - picked
         if label_smoothing:
-            mean_log_prob = logits.mean(axis=-1) - log_normalizer
+            mean_log_prob = row_mean.reshape(logits.shape[:-1]) - log_normalizer
             losses = (1 - label_smoothing) * losses - label_smoothing * mean_log_prob
         if self.valid is not None:
             losses = xp.where(self.valid, losses, 0)
@@ -267,6 +280,26 @@ class CrossEntropy(Function):
                                            smoothing=self.smoothing),)
 
 
+def _rows(array):
+    """An array (..., C) as rows (N, C): a view when it is contiguous."""
+    return array.reshape(math.prod(array.shape[:-1]), array.shape[-1])
+
+
+def _softmax_statistics(xp, logits, probabilities, log_normalizer, row_mean=None):
+    """For a block of rows (n, C): their softmax, log Σ exp (n, 1) and, when asked, their
+    mean (n, 1)."""
+    peak = logits.max(axis=-1, keepdims=True)
+    peak[~xp.isfinite(peak)] = 0
+    xp.subtract(logits, peak, out=probabilities)
+    xp.exp(probabilities, out=probabilities)
+    total = probabilities.sum(axis=-1, keepdims=True)
+    total[total == 0] = 1
+    probabilities /= total
+    xp.add(peak, xp.log(total), out=log_normalizer)
+    if row_mean is not None:
+        xp.mean(logits, axis=-1, keepdims=True, out=row_mean)
+
+
 class CrossEntropyBackward(Function):
     """(probabilities - target distribution) · scale, the gradient of cross-entropy for its
     logits, without building the dense target distribution: the smoothing is a scalar and the
@@ -277,14 +310,11 @@ class CrossEntropyBackward(Function):
     float_only = True
 
     def forward(self, probabilities, scale, target=None, smoothing=0.0):
-        xp = self.xp
         self.target, self.smoothing = target[..., None], smoothing
-        out = probabilities * scale
-        if smoothing:
-            out -= scale * out.dtype.type(smoothing / probabilities.shape[-1])
-        at_target = xp.take_along_axis(out, self.target, axis=-1)
-        at_target -= scale * out.dtype.type(1 - smoothing)
-        xp.put_along_axis(out, self.target, at_target, axis=-1)
+        out = self.xp.empty_like(probabilities)
+        rows = [_rows(array)  # (N, C), (N, 1), (N, 1), (N, C)
+                for array in (probabilities, scale, self.target, out)]
+        self.backend.run_blockwise([(partial(_smoothed_difference, self.xp, smoothing), rows)])
         return out
 
     def backward(self, grad):
@@ -299,11 +329,21 @@ class CrossEntropyBackward(Function):
                 (grad * difference).sum(axis=-1, keepdims=True))
 
 
-def attention_weights(xp, q, k, mask):
+def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
+    """out = (probabilities - target distribution) · scale for a block of rows."""
+    xp.multiply(probabilities, scale, out=out)
+    if smoothing:
+        out -= scale * out.dtype.type(smoothing / probabilities.shape[-1])
+    at_target = xp.take_along_axis(out, target, axis=-1)
+    at_target -= scale * out.dtype.type(1 - smoothing)
+    xp.put_along_axis(out, target, at_target, axis=-1)
+
+
+def attention_weights(backend, q, k, mask):
     """softmax(q kᵀ / sqrt(d_k)) on arrays: (..., Lq, d), (..., Lk, d) -> (..., Lq, Lk)."""
-    scores = q @ xp.swapaxes(k, -1, -2)
+    scores = q @ backend.xp.swapaxes(k, -1, -2)
     scores *= scores.dtype.type(1 / math.sqrt(q.shape[-1]))
-    return softmax_array(xp, scores, -1, mask)
+    return softmax_array(backend, scores, -1, mask)
 
 
 class ScaledDotProductAttention(Function):
@@ -317,7 +357,7 @@ class ScaledDotProductAttention(Function):
         xp = self.xp
         self.scale = 1 / math.sqrt(q.shape[-1])
         self.mask = mask
-        self.weights = attention_weights(xp, q, k, mask)
+        self.weights = attention_weights(self.backend, q, k, mask)
         self.keep = None
         attended = self.weights
         if dropout_p > 0:

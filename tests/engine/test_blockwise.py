@@ -34,18 +34,27 @@ def test_blocks_over_threads_give_the_whole_array_result(monkeypatch, threads, b
         assert out.tobytes() == want.tobytes()
 
 
-def test_an_array_that_is_not_contiguous_is_updated_whole(monkeypatch):
-    monkeypatch.setattr(blockwise, "BLOCK_SIZE", 4)
+def test_blocks_are_whole_rows_of_every_array_even_views(monkeypatch):
+    """Arrays of different widths (and strided views) are cut at the same rows."""
+    monkeypatch.setattr(blockwise, "_PARALLEL_FROM", 0)
     seen = []
-    out, source = np.zeros((6, 6), np.float32)[:, ::2], np.ones((6, 3), np.float32)
+    out = np.zeros((6, 10), np.float32)[:, ::2]  # not contiguous: (6, 5)
+    row_scale = np.arange(6, dtype=np.float32)[:, None]  # (6, 1)
 
-    def record(out_block, source_block):
-        seen.append(out_block.shape)
-        scale_and_add(out_block, source_block)
+    def record(out_block, scale_block):
+        seen.append((out_block.shape, scale_block.shape))
+        out_block += scale_block
 
-    BlockRunner(2).run([(record, (out, source))])
-    assert seen == [(6, 3)]
-    assert (out == 1).all()
+    monkeypatch.setattr(blockwise, "BLOCK_SIZE", 10)
+    BlockRunner(2).run([(record, (out, row_scale))])
+    assert sorted(seen) == [((2, 5), (2, 1))] * 3
+    assert (out == row_scale).all()
+
+
+def test_a_0d_array_is_updated_in_place():
+    out = np.array(2.0, np.float32)
+    BlockRunner(2).run([(scale_and_add, (out, np.array(1.0, np.float32)))])
+    assert out == 2.0
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -99,3 +108,35 @@ def test_a_forked_child_runs_blocks_with_threads_of_its_own(monkeypatch):
         os._exit(0 if (out == 1.5).all() else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _in_small_blocks(monkeypatch, threads):
+    monkeypatch.setattr(blockwise, "BLOCK_SIZE", 7)
+    monkeypatch.setattr(blockwise, "_PARALLEL_FROM", 0)
+    monkeypatch.setattr(mg.backend.get_backend("cpu")._blocks, "threads", threads)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_softmax_and_cross_entropy_in_blocks_are_bitwise_one_pass(monkeypatch, threads,
+                                                                  smoothing):
+    """The fused ops that cut their rows into blocks give exactly the one-block result."""
+    logits_array = arrays(4, [(3, 5, 11)])[0]
+    logits_array[0, 0, 2] = -np.inf  # a class that can never be picked
+    mask = np.zeros((3, 1, 11), bool)
+    mask[1, :, 3:] = True
+    target = np.random.default_rng(5).integers(0, 11, (3, 5))
+
+    def run():
+        logits = mg.tensor(logits_array, requires_grad=True)
+        loss = mg.nn.functional.cross_entropy(logits, mg.tensor(target),
+                                              label_smoothing=smoothing)
+        loss.backward()
+        probabilities = mg.nn.functional.softmax(mg.tensor(logits_array), axis=-1,
+                                                 mask=mg.tensor(mask))
+        return [array.tobytes() for array in (loss.numpy(), logits.grad.numpy(),
+                                               probabilities.numpy())]
+
+    whole = run()
+    _in_small_blocks(monkeypatch, threads)
+    assert run() == whole
