@@ -21,6 +21,17 @@ def test_backward_twice_through_a_freed_graph_names_retain_graph():
         y.backward()
 
 
+def test_grad_through_a_freed_graph_names_retain_graph():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    z = y * 2
+    y.backward()
+    with pytest.raises(GraphError, match="retain_graph"):
+        mg.grad(z, x)
+    with pytest.raises(GraphError, match="retain_graph"):
+        z.backward()
+
+
 def test_retain_graph_allows_a_second_backward():
     x = leaf([1.0, 2.0])
     y = (x * x).sum()
