@@ -12,7 +12,6 @@ import itertools
 import operator
 import traceback
 import weakref
-from heapq import heappop, heappush
 
 from .errors import AnomalyError, DeviceError, DTypeError, GraphError, ShapeError
 
@@ -198,56 +197,48 @@ def _constants_beside(inputs):
     return tuple(ensure_tensor(value, like) for value in inputs)
 
 
-def _reachable(roots):
-    """Tensors reachable from the roots through grad_fn (that require grad): an iterative walk,
-    so a chain of 100,000 ops needs no recursion."""
-    seen, stack = set(), list(roots)
+def _creation_order(tensor):
+    """Ops are numbered as they are created, so an op's inputs always have smaller numbers;
+    leaves come last of all in the backward order."""
+    fn = tensor.grad_fn
+    return -1 if fn is None else fn.sequence
+
+
+def _backward_order(roots):
+    """Tensors reachable from the roots through grad_fn, every tensor before the inputs of the
+    op that made it: collected by an iterative walk (a chain of 100,000 ops needs no
+    recursion), then sorted by op creation number, newest first."""
+    reached, seen, stack = [], set(), list(roots)
     while stack:
         tensor = stack.pop()
         if tensor in seen:
             continue
         seen.add(tensor)
+        reached.append(tensor)
         fn = tensor.grad_fn
         if fn is not None:
             if fn.released:
-                raise _freed_graph_error(fn)
-            stack.extend(parent for parent in fn.inputs if parent.requires_grad)
-    return seen
+                raise GraphError(
+                    f"backward through a graph that was already freed (at op '{fn.name}'): "
+                    "call backward(retain_graph=True) the first time if you need to go "
+                    "backward through the same graph again"
+                )
+            for parent in fn.inputs:
+                if parent.requires_grad and parent not in seen:
+                    stack.append(parent)
+    reached.sort(key=_creation_order, reverse=True)
+    return reached
 
 
-def _leading_to(roots, targets):
-    """The tensors reachable from the roots through which a gradient can reach one of
-    `targets`: those reached in creation order, newest last, whose op has a useful input."""
+def _leading_to(order, targets):
+    """The tensors in `order` (a backward order) through which a gradient can reach one of
+    `targets`."""
     useful = set(targets)
-    for tensor in sorted(_reachable(roots), key=_creation_number):
+    for tensor in reversed(order):
         fn = tensor.grad_fn
         if fn is not None and any(parent in useful for parent in fn.inputs):
             useful.add(tensor)
     return useful
-
-
-def _creation_number(tensor):
-    fn = tensor.grad_fn
-    return -1 if fn is None else fn.sequence
-
-
-def _backward_rank(tensor, leaf_numbers):
-    """A tensor's place in the backward order (smallest first): ops are numbered as they are
-    created, so an op's output comes before its inputs when ranked newest first; leaves come
-    last of all, numbered as they are reached."""
-    fn = tensor.grad_fn
-    if fn is None:
-        return next(leaf_numbers)
-    if fn.released:
-        raise _freed_graph_error(fn)
-    return -fn.sequence
-
-
-def _freed_graph_error(fn):
-    return GraphError(
-        f"backward through a graph that was already freed (at op '{fn.name}'): call "
-        "backward(retain_graph=True) the first time if you need to go backward through the "
-        "same graph again")
 
 
 def _check_root(root, gradient):
@@ -280,24 +271,23 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
     that `retain_grad()`); otherwise they are returned, one per input, and `.grad` is untouched.
     """
     seeds = [_check_root(root, g) for root, g in zip(roots, gradients)]
+    order = _backward_order(roots)
     wanted = None if inputs is None else set(inputs)
-    useful = None if wanted is None else _leading_to(roots, wanted)
+    useful = None if wanted is None else _leading_to(order, wanted)
     grads = {}  # tensor -> the gradient flowing into it, summed over its consumers
     sums = set()  # gradients in `grads` that are sums made here, referenced nowhere else
     found, handed_out = {}, set()
-    waiting, leaf_numbers = [], itertools.count(1)  # (rank, tensor) holding a gradient: a heap
     for root, seed in zip(roots, seeds):
-        if root not in grads:
-            heappush(waiting, (_backward_rank(root, leaf_numbers), root))
         _accumulate(grads, sums, root, seed, create_graph)
 
     previous_mode, anomaly = _GradMode.enabled, _GradMode.anomaly
     _GradMode.enabled = create_graph
     _GradMode.anomaly = False  # the ops inside a backward are checked as that op's backward
     try:
-        while waiting:
-            tensor = heappop(waiting)[1]
-            grad = grads.pop(tensor)
+        for tensor in order:
+            grad = grads.pop(tensor, None)
+            if grad is None or (useful is not None and tensor not in useful):
+                continue
             if sums:
                 sums.discard(grad)  # from here on it may be shared (backward can pass it on)
             if tensor._hooks:
@@ -316,8 +306,7 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
             if fn is None:
                 continue
             for parent, parent_grad in zip(fn.inputs, fn.backward(grad)):
-                if parent_grad is None or not parent.requires_grad or (
-                        useful is not None and parent not in useful):
+                if parent_grad is None or not parent.requires_grad:
                     continue
                 if parent_grad.data.shape != parent.data.shape:
                     parent_grad = unbroadcast(parent_grad, parent.data.shape, fn.name)
@@ -331,7 +320,6 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
                     _accumulate(grads, sums, parent, parent_grad, create_graph)
                 else:
                     grads[parent] = parent_grad
-                    heappush(waiting, (_backward_rank(parent, leaf_numbers), parent))
             if not retain_graph:  # free what backward needed: the graph above is gone
                 fn.__dict__.clear()
                 fn.released = True
