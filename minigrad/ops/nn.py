@@ -25,7 +25,8 @@ def softmax_array(backend, x, axis=-1, mask=None):
 
 
 def _softmax_into(xp, axis, x, out, mask=None):
-    """out = softmax(x, axis), masked entries excluded (a block of rows at a time)."""
+    """out = softmax(x, axis), masked entries excluded (a block of rows at a time); returns the
+    shift and the sum of exponentials (softmax = exp(x - peak) / total)."""
     if mask is not None:
         x = xp.where(mask, -xp.inf, x)
     peak = x.max(axis=axis, keepdims=True)
@@ -35,6 +36,7 @@ def _softmax_into(xp, axis, x, out, mask=None):
     total = out.sum(axis=axis, keepdims=True)
     total[total == 0] = 1
     out /= total
+    return peak, total
 
 
 def log_softmax_array(xp, x, axis):
@@ -288,13 +290,7 @@ def _rows(array):
 def _softmax_statistics(xp, logits, probabilities, log_normalizer, row_mean=None):
     """For a block of rows (n, C): their softmax, log Σ exp (n, 1) and, when asked, their
     mean (n, 1)."""
-    peak = logits.max(axis=-1, keepdims=True)
-    peak[~xp.isfinite(peak)] = 0
-    xp.subtract(logits, peak, out=probabilities)
-    xp.exp(probabilities, out=probabilities)
-    total = probabilities.sum(axis=-1, keepdims=True)
-    total[total == 0] = 1
-    probabilities /= total
+    peak, total = _softmax_into(xp, -1, logits, probabilities)
     xp.add(peak, xp.log(total), out=log_normalizer)
     if row_mean is not None:
         xp.mean(logits, axis=-1, keepdims=True, out=row_mean)
