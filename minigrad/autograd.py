@@ -139,8 +139,15 @@ class Function:
         fn = object.__new__(cls)
         fn.backend = backend
         fn.xp = backend.xp
-        try:
-            data = fn.forward(*map(_data, inputs), **params)
+        try:  # unpacking (* of a map, ** even of an empty dict) costs more than a small ufunc
+            if params:
+                data = fn.forward(*map(_data, inputs), **params)
+            elif len(inputs) == 2:
+                data = fn.forward(inputs[0].data, inputs[1].data)
+            elif len(inputs) == 1:
+                data = fn.forward(inputs[0].data)
+            else:
+                data = fn.forward(*map(_data, inputs))
         except ValueError:
             fn.explain_failure(*map(_data, inputs))
             raise
