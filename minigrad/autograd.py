@@ -140,25 +140,24 @@ class Function:
         fn.backend = backend
         fn.xp = backend.xp
         try:  # unpacking (* of a map, ** even of an empty dict) costs more than a small ufunc
-            if params:
-                data = fn.forward(*map(_data, inputs), **params)
-            elif len(inputs) == 2:
+            if len(inputs) == 1:
+                x = inputs[0].data
+                data = fn.forward(x, **params) if params else fn.forward(x)
+            elif len(inputs) == 2 and not params:
                 data = fn.forward(inputs[0].data, inputs[1].data)
-            elif len(inputs) == 1:
-                data = fn.forward(inputs[0].data)
             else:
-                data = fn.forward(*map(_data, inputs))
+                data = fn.forward(*map(_data, inputs), **params)
         except ValueError:
             fn.explain_failure(*map(_data, inputs))
             raise
         if requires_grad and _GradMode.enabled:
             fn.inputs = inputs
             fn.sequence = next(_sequence)
-            out = Tensor._make(data, backend, True, fn)
+            out = _make_tensor(data, backend, True, fn)
             if cls.needs_output:
                 fn.output = weakref.ref(out)
         else:
-            out = Tensor._make(data, backend)
+            out = _make_tensor(data, backend)
         if _GradMode.anomaly:
             fn.created_at = _where_created()
             if not cls.creates_nonfinite and not _all_finite(fn.xp, data) and all(
@@ -401,3 +400,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 from .ops.broadcasting import unbroadcast  # noqa: E402
 from .tensor import Tensor, ensure_tensor  # noqa: E402  (Tensor's methods call in here)
+
+_make_tensor = Tensor._make  # bound once: the hot path makes a tensor per op
