@@ -278,7 +278,7 @@ OPS = (
        "probabilities along an axis; masked entries get 0, a fully masked row is zeros"),
     Op("log_softmax", F.log_softmax, (nn.LogSoftmax,), log_softmax_reference,
        InputSpec("softmax-like"), "log of softmax, stable"),
-    Op("layer_norm", F.layer_norm, (nn.LayerNorm,), layer_norm_reference,
+    Op("layer_norm", F.layer_norm, (nn.LayerNorm, nn.LayerNormInputGradient), layer_norm_reference,
        InputSpec("layer_norm", distinct=True), "normalized over trailing axes, then affine"),
     Op("gelu", F.gelu, (nn.Gelu,), gelu_reference,
        InputSpec("unary", low=-3.0, high=3.0, options={"approximate": ("none", "tanh")}),
