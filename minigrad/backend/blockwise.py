@@ -15,7 +15,7 @@ import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
-BLOCK_SIZE = 1 << 20  # elements of a task's largest array per block
+BLOCK_SIZE = 1 << 20  # elements of a task's largest array per block (Adam's five fit in L3)
 _PARALLEL_FROM = 1 << 18  # below this many elements in all, threads cost more than they give
 
 
