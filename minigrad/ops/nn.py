@@ -155,6 +155,10 @@ class LayerNormInputGradient(Function):
         return out.reshape(g.shape)
 
     def backward(self, grad_of_grad):
+        """With u = grad_of_grad and P(g) = g - mean(g) - normalized · mean(g · normalized),
+        the output is rstd · P(g), P is symmetric in g, so: for g, rstd · P(u) (this op
+        again); for normalized, -rstd · (u · mean(g · normalized) + g · mean(u · normalized));
+        for rstd, the sum of u · P(g) over the normalized axes."""
         g, normalized, rstd = self.inputs
         axes = self.axes
 
@@ -162,7 +166,7 @@ class LayerNormInputGradient(Function):
             return t.mean(axis=axes, keepdims=True)
 
         g_mean_gn, u_mean_un = mean(g * normalized), mean(grad_of_grad * normalized)
-        projected_g = g - mean(g) - normalized * g_mean_gn  # the output / rstd
+        projected_g = g - mean(g) - normalized * g_mean_gn  # P(g)
         return (LayerNormInputGradient.apply(grad_of_grad, normalized, rstd, n_axes=len(axes)),
                 -rstd * (grad_of_grad * g_mean_gn + g * u_mean_un),
                 (grad_of_grad * projected_g).sum(axis=axes, keepdims=True))
