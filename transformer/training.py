@@ -186,8 +186,14 @@ class Trainer:
         except ImportError as error:
             raise ImportError("the progress bar needs tqdm: pip install -e '.[examples]', "
                               "or pass progress=False") from error
-        return tqdm(total=self.config.steps, initial=self.step, desc="training", unit="step",
-                    dynamic_ncols=True)
+
+        class Bar(tqdm):
+            # no monitor thread: with another Python thread alive minigrad keeps OpenBLAS's
+            # spinning threads (minigrad/backend/blas_threads.py)
+            monitor_interval = 0
+
+        return Bar(total=self.config.steps, initial=self.step, desc="training", unit="step",
+                   dynamic_ncols=True)
 
     def validate(self):
         """Validation metrics on (the first `eval_examples` of) the valid split; keeps best.npz."""

@@ -5,18 +5,22 @@ parameter and its state, a softmax over a large vocabulary a handful of passes o
 work that falls apart into independent blocks along the first axis. A block small enough to
 stay in cache is faster even on one core, and blocks run on all cores at once (NumPy releases
 the GIL inside its loops) take about as many times less time as there are cores, where the
-cores are free: OpenBLAS's threads spin for a while after each large product, and a helper
-thread started then finds no free core. Every element is computed by the same ops whichever
-block and thread it falls in, so the result does not depend on the block size or the number
-of threads.
+cores are free: OpenBLAS's threads spin for a while after each product, so they are stopped
+before a large piece of work (`blas_threads.release_blas_threads`). Every element is computed
+by the same ops whichever block and thread it falls in, so the result does not depend on the
+block size or the number of threads.
 """
 
 import os
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
+from .blas_threads import release_blas_threads
+
 BLOCK_SIZE = 1 << 20  # elements of a task's largest array per block (Adam's five fit in L3)
 _PARALLEL_FROM = 1 << 18  # below this many elements in all, threads cost more than they give
+_RELEASE_BLAS_FROM = 1 << 21  # from this many, stopping BLAS's spinning threads pays (~0.5 ms)
 
 
 def _core_count():
@@ -35,11 +39,16 @@ class BlockRunner:
     def __init__(self, threads=None):
         self.threads = threads or _core_count()
         self._pool = None
+        self._helper_ids = set()  # thread idents of the pool's threads
         if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
             os.register_at_fork(after_in_child=self._forget_pool)
 
     def _forget_pool(self):
         self._pool = None
+        self._helper_ids = set()
+
+    def _register_helper(self):
+        self._helper_ids.add(threading.get_ident())
 
     def run(self, tasks):
         """Run the tasks, in blocks of about `BLOCK_SIZE` elements of each task's largest
@@ -49,7 +58,10 @@ class BlockRunner:
         total = sum(max(block.size for block in blocks) for _, blocks in calls)
         helpers = min(self.threads, len(calls)) - 1 if total >= _PARALLEL_FROM else 0
         if helpers and self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="minigrad")
+            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="minigrad",
+                                            initializer=self._register_helper)
+        if helpers and total >= _RELEASE_BLAS_FROM:
+            release_blas_threads(self._helper_ids)
         started = [self._pool.submit(_drain, calls) for _ in range(helpers)]
         try:
             _drain(calls)

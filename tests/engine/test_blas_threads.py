@@ -1,0 +1,104 @@
+"""OpenBLAS's spinning workers are stopped before large blockwise work
+(`minigrad.backend.blas_threads`), only when no other Python thread could be inside a product,
+and products work as before afterwards."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+
+from minigrad.backend import blas_threads, blockwise
+from minigrad.backend.blockwise import BlockRunner
+
+PROGRAM = """
+import os
+import numpy as np
+from minigrad.backend.blas_threads import release_blas_threads
+
+def threads():
+    return len(os.listdir("/proc/self/task"))
+
+a, b = (np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32) for _ in "ab")
+first = a @ b  # starts OpenBLAS's workers (one per further core)
+with_workers = threads()
+released = release_blas_threads()
+without_workers = threads()
+again = a @ b  # starts them again
+print(released, with_workers, without_workers, threads(), (again == first).all())
+"""
+
+
+def uses_openblas():
+    blas = np.__config__.CONFIG.get("Build Dependencies", {}).get("blas", {})
+    return "openblas" in str(blas.get("name", "")).lower()
+
+
+def test_released_workers_stop_and_the_next_product_starts_them_again():
+    fields = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
+                            check=True, timeout=120).stdout.split()
+    released, with_workers, without_workers, restarted, same = fields
+    assert same == "True"
+    if uses_openblas():  # NumPy's wheels on Linux
+        assert released == "True"
+        assert int(with_workers) == int(restarted)
+        if len(os.sched_getaffinity(0)) > 1:  # one worker per further core
+            assert int(without_workers) < int(with_workers)
+    else:
+        assert released == "False" and with_workers == without_workers
+
+
+class Calls:
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self):
+        self.count += 1
+
+
+def test_refused_while_another_python_thread_is_alive(monkeypatch):
+    shutdown = Calls()
+    monkeypatch.setattr(blas_threads, "_shutdowns", [shutdown])
+    monkeypatch.delenv("MINIGRAD_RELEASE_BLAS_THREADS", raising=False)
+    finish = threading.Event()
+    other = threading.Thread(target=finish.wait)
+    other.start()
+    try:
+        assert not blas_threads.release_blas_threads()
+        assert blas_threads.release_blas_threads({other.ident})  # named as known to wait
+    finally:
+        finish.set()
+        other.join()
+    assert blas_threads.release_blas_threads()
+    assert shutdown.count == 2
+
+
+def test_turned_off_by_the_environment(monkeypatch):
+    shutdown = Calls()
+    monkeypatch.setattr(blas_threads, "_shutdowns", [shutdown])
+    monkeypatch.setenv("MINIGRAD_RELEASE_BLAS_THREADS", "0")
+    assert not blas_threads.release_blas_threads()
+    assert shutdown.count == 0
+
+
+def test_block_runner_releases_before_large_work_only_counting_its_helpers_as_its_own(
+        monkeypatch):
+    shutdown = Calls()
+    monkeypatch.setattr(blas_threads, "_shutdowns", [shutdown])
+    monkeypatch.delenv("MINIGRAD_RELEASE_BLAS_THREADS", raising=False)
+    monkeypatch.setattr(blockwise, "BLOCK_SIZE", 64)
+    monkeypatch.setattr(blockwise, "_PARALLEL_FROM", 0)
+    monkeypatch.setattr(blockwise, "_RELEASE_BLAS_FROM", 1000)
+    runner = BlockRunner(2)
+    small, large = np.zeros(999, np.float32), np.zeros(1000, np.float32)
+
+    def add_one(block):
+        block += 1
+
+    runner.run([(add_one, (small,))])
+    assert shutdown.count == 0
+    runner.run([(add_one, (large,))])  # the first run: the helper thread starts after it
+    runner.run([(add_one, (large,))])  # the helper is alive now, and known to be the pool's
+    assert shutdown.count == 2
+    assert (small == 1).all() and (large == 2).all()
