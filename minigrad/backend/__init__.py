@@ -10,7 +10,7 @@ A backend bundles an array namespace `xp` (NumPy or CuPy) with:
                      along the arrays' first axis, run as `function(*blocks)` over slices of
                      the arrays, each written in place (on every CPU core)
 - `generator`        this device's random generator (`seed`, `state`, `set_state`,
-                     `normal`, `uniform`)
+                     `normal`, `uniform`, `bernoulli`)
 - `synchronize()`    wait for queued work (a no-op on the CPU)
 
 Adding a backend is one file implementing these and one line in `get_backend`.

@@ -73,6 +73,10 @@ class CupyGenerator:
     def uniform(self, shape, dtype):
         return self._next().random(shape, dtype=dtype)
 
+    def bernoulli(self, shape, probability):
+        """Booleans, each True with `probability`."""
+        return self.uniform(shape, self.xp.float64) < probability
+
     def permutation(self, n):
         return self.xp.argsort(self.uniform((n,), self.xp.float64))
 

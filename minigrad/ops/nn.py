@@ -219,14 +219,12 @@ class Dropout(Function):
     float_only = True
 
     def forward(self, x, p=0.5):
-        self.keep = self.backend.generator.uniform(x.shape, x.dtype) >= p  # boolean mask
-        self.scale = 1 / (1 - p) if p < 1 else 0.0
-        out = x * self.keep
-        out *= x.dtype.type(self.scale)
-        return out
+        keep = self.backend.generator.bernoulli(x.shape, 1 - p)
+        self.mask = keep * x.dtype.type(1 / (1 - p) if p < 1 else 0)  # 0 or 1 / (1 - p)
+        return x * self.mask
 
     def backward(self, grad):
-        return (grad * self.constant(self.keep) * self.scale,)
+        return (grad * self.constant(self.mask),)
 
 
 class Embedding(Function):
@@ -395,16 +393,14 @@ class ScaledDotProductAttention(Function):
     float_only = True
 
     def forward(self, q, k, v, mask=None, dropout_p=0.0):
-        xp = self.xp
         self.scale = 1 / math.sqrt(q.shape[-1])
         self.mask = mask
         self.weights = attention_weights(self.backend, q, k, mask)
         self.keep = None
         attended = self.weights
         if dropout_p > 0:
-            keep = self.backend.generator.uniform(attended.shape, attended.dtype) >= dropout_p
-            self.keep = keep * attended.dtype.type(1 / (1 - dropout_p)) if dropout_p < 1 \
-                else xp.zeros_like(attended)
+            keep = self.backend.generator.bernoulli(attended.shape, 1 - dropout_p)
+            self.keep = keep * attended.dtype.type(1 / (1 - dropout_p) if dropout_p < 1 else 0)
             attended = attended * self.keep
         return attended @ v
 

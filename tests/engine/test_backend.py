@@ -9,7 +9,7 @@ import pytest
 import minigrad as mg
 from minigrad.backend import get_backend, normalize_device
 from minigrad.backend.cupy_backend import CupyBackend
-from minigrad.backend.numpy_backend import NumpyBackend
+from minigrad.backend.numpy_backend import NumpyBackend, NumpyGenerator
 
 # ----- creation and dtypes --------------------------------------------------------------------
 
@@ -144,6 +144,23 @@ def test_dropout_repeats_with_the_seed(device):
     first = mg.nn.functional.dropout(x, 0.5).numpy()
     mg.manual_seed(3)
     np.testing.assert_array_equal(mg.nn.functional.dropout(x, 0.5).numpy(), first)
+
+
+@pytest.mark.parametrize("generator", [NumpyGenerator(), CupyBackend(0, xp=np).generator],
+                         ids=["numpy", "cupy-code"])
+def test_bernoulli_draws_true_with_the_probability_and_repeats_from_the_state(generator):
+    generator.seed(11)
+    for probability in (0.1, 0.5, 0.9):
+        draws = generator.bernoulli((1001, 999), probability)  # an odd count of draws
+        assert draws.shape == (1001, 999) and draws.dtype == bool
+        assert abs(draws.mean() - probability) < 0.003  # 6 standard deviations
+    assert not generator.bernoulli((5,), 0.0).any()
+    assert generator.bernoulli((2, 3), 1.0).all()
+    state = json.loads(json.dumps(generator.state()))
+    expected = generator.bernoulli((7, 3), 0.3)
+    generator.bernoulli((9,), 0.5)
+    generator.set_state(state)
+    np.testing.assert_array_equal(generator.bernoulli((7, 3), 0.3), expected)
 
 
 # ----- the CuPy backend's code, with NumPy standing in for CuPy --------------------------------
