@@ -4,9 +4,9 @@ OpenBLAS, NumPy's BLAS on Linux, runs a product on one worker thread per core. A
 product its workers do not sleep: they spin for about 0.1 s, each holding a core, waiting
 for the next product. The long stretches of elementwise work that minigrad spreads over the
 cores (the optimizer step, a softmax over a large vocabulary) start right after a product,
-so its helper threads found the cores taken and ran no faster than one thread: Adam over the
-base benchmark Transformer's 49 M parameters took 102 ms with the workers spinning and 69 ms
-with them stopped.
+so its helper threads found the cores taken and gained little: Adam over the base benchmark
+Transformer's 49 M parameters took 103 ms with the workers spinning and 71 ms with them
+stopped (benchmarks/README.md).
 
 `release_blas_threads()` stops them with `blas_thread_shutdown_`, the call OpenBLAS makes
 itself before a fork; the next product starts them again (~0.1 ms to stop, ~0.4 ms to
