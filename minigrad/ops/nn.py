@@ -219,12 +219,18 @@ class Dropout(Function):
     float_only = True
 
     def forward(self, x, p=0.5):
-        keep = self.backend.generator.bernoulli(x.shape, 1 - p)
-        self.mask = keep * x.dtype.type(1 / (1 - p) if p < 1 else 0)  # 0 or 1 / (1 - p)
-        return x * self.mask
+        self.keep = dropout_mask(self.backend, x.shape, x.dtype, p)
+        return x * self.keep
 
     def backward(self, grad):
-        return (grad * self.constant(self.mask),)
+        return (grad * self.constant(self.keep),)
+
+
+def dropout_mask(backend, shape, dtype, p):
+    """Inverted dropout's mask from the device's generator: 0 where an element is dropped
+    (probability p), 1 / (1 - p) where it is kept."""
+    keep = backend.generator.bernoulli(shape, 1 - p)
+    return keep * dtype.type(1 / (1 - p) if p < 1 else 0)
 
 
 class Embedding(Function):
@@ -399,8 +405,7 @@ class ScaledDotProductAttention(Function):
         self.keep = None
         attended = self.weights
         if dropout_p > 0:
-            keep = self.backend.generator.bernoulli(attended.shape, 1 - dropout_p)
-            self.keep = keep * attended.dtype.type(1 / (1 - dropout_p) if dropout_p < 1 else 0)
+            self.keep = dropout_mask(self.backend, attended.shape, attended.dtype, dropout_p)
             attended = attended * self.keep
         return attended @ v
 

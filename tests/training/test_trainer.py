@@ -10,6 +10,7 @@ import json
 import math
 import os
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -355,3 +356,16 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
             "compositional_bleu", "phenomena", "train_seconds"} <= metrics.keys()
     assert set(metrics["phenomena"]) == {e.phenomenon for e in splits["test"]}
     assert_bitwise_equal(Translator.from_checkpoint(out).model.state_dict(), best["model"])
+
+
+def test_the_progress_bar_starts_no_thread_of_its_own():
+    """tqdm's monitor thread would keep minigrad from stopping OpenBLAS's spinning workers
+    before the optimizer step (minigrad/backend/blas_threads.py)."""
+    pytest.importorskip("tqdm")
+    before = set(threading.enumerate())
+    bar = build_trainer(progress=True)._progress_bar()
+    try:
+        bar.update(1)
+        assert set(threading.enumerate()) == before
+    finally:
+        bar.close()
