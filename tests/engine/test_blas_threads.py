@@ -61,16 +61,17 @@ def test_refused_while_another_python_thread_is_alive(monkeypatch):
     shutdown = Calls()
     monkeypatch.setattr(blas_threads, "_shutdowns", [shutdown])
     monkeypatch.delenv("MINIGRAD_RELEASE_BLAS_THREADS", raising=False)
+    known = {thread.ident for thread in threading.enumerate()}  # alive before: named as idle
     finish = threading.Event()
     other = threading.Thread(target=finish.wait)
     other.start()
     try:
-        assert not blas_threads.release_blas_threads()
-        assert blas_threads.release_blas_threads({other.ident})  # named as known to wait
+        assert not blas_threads.release_blas_threads(known)
+        assert blas_threads.release_blas_threads(known | {other.ident})
     finally:
         finish.set()
         other.join()
-    assert blas_threads.release_blas_threads()
+    assert blas_threads.release_blas_threads(known)
     assert shutdown.count == 2
 
 
@@ -82,23 +83,25 @@ def test_turned_off_by_the_environment(monkeypatch):
     assert shutdown.count == 0
 
 
-def test_block_runner_releases_before_large_work_only_counting_its_helpers_as_its_own(
+def test_block_runner_releases_before_large_work_only_naming_its_helpers_as_its_own(
         monkeypatch):
-    shutdown = Calls()
-    monkeypatch.setattr(blas_threads, "_shutdowns", [shutdown])
-    monkeypatch.delenv("MINIGRAD_RELEASE_BLAS_THREADS", raising=False)
+    named = []  # the threads each release call names as the runner's own
+    monkeypatch.setattr(blockwise, "release_blas_threads", lambda own: named.append(set(own)))
     monkeypatch.setattr(blockwise, "BLOCK_SIZE", 64)
     monkeypatch.setattr(blockwise, "_PARALLEL_FROM", 0)
     monkeypatch.setattr(blockwise, "_RELEASE_BLAS_FROM", 1000)
     runner = BlockRunner(2)
     small, large = np.zeros(999, np.float32), np.zeros(1000, np.float32)
+    workers = set()
 
     def add_one(block):
+        workers.add(threading.get_ident())
         block += 1
 
     runner.run([(add_one, (small,))])
-    assert shutdown.count == 0
+    assert named == []
     runner.run([(add_one, (large,))])  # the first run: the helper thread starts after it
-    runner.run([(add_one, (large,))])  # the helper is alive now, and known to be the pool's
-    assert shutdown.count == 2
+    runner.run([(add_one, (large,))])  # the helper is alive now, and named
+    assert len(named) == 2 and named[1]
+    assert workers - {threading.get_ident()} <= named[1]
     assert (small == 1).all() and (large == 2).all()
