@@ -11,12 +11,15 @@ from .indexing import IndexAdd
 
 
 def softmax_array(backend, x, axis=-1, mask=None):
-    """Softmax on an array; masked entries (True) get 0, and a row with nothing left (all masked,
-    or all -inf) is all zeros instead of NaN. Along the last axis of a stack of rows, blocks of
-    rows run on every core (`Backend.run_blockwise`)."""
+    """Softmax on an array; masked entries (True) get 0 (a NaN input stays NaN, masked or not),
+    and a row with nothing left (all masked, or all -inf) is all zeros instead of NaN. Along the
+    last axis of a stack of rows, blocks of rows run on every core (`Backend.run_blockwise`)."""
     xp = backend.xp
     out = xp.empty_like(x)
-    arrays = (x, out) if mask is None else (x, out, xp.broadcast_to(mask, x.shape))
+    arrays = (x, out)
+    if mask is not None:  # -inf where masked, +inf elsewhere, in the mask's (small) shape
+        ceiling = xp.where(mask, x.dtype.type(-xp.inf), x.dtype.type(xp.inf))
+        arrays += (xp.broadcast_to(ceiling, x.shape),)
     if x.ndim >= 2 and axis in (-1, x.ndim - 1):
         backend.run_blockwise([(partial(_softmax_into, xp, -1), arrays)])
     else:
@@ -24,11 +27,12 @@ def softmax_array(backend, x, axis=-1, mask=None):
     return out
 
 
-def _softmax_into(xp, axis, x, out, mask=None):
-    """out = softmax(x, axis), masked entries excluded (a block of rows at a time); returns the
-    shift and the sum of exponentials (softmax = exp(x - peak) / total)."""
-    if mask is not None:
-        x = xp.where(mask, -xp.inf, x)
+def _softmax_into(xp, axis, x, out, ceiling=None):
+    """out = softmax(x, axis) (a block of rows at a time), x first capped by `ceiling` (-inf at
+    masked entries: NumPy's minimum is 2-4x faster than its where); returns the shift and the
+    sum of exponentials (softmax = exp(x - peak) / total)."""
+    if ceiling is not None:
+        x = xp.minimum(x, ceiling, out=out)
     peak = x.max(axis=axis, keepdims=True)
     peak[~xp.isfinite(peak)] = 0
     xp.subtract(x, peak, out=out)

@@ -87,6 +87,15 @@ def test_masked_softmax_entries_are_exactly_zero():
     np.testing.assert_allclose(out[rows].sum(axis=-1), 1.0)
 
 
+def test_masked_entries_are_ignored_whatever_they_hold():
+    x = mg.tensor([[np.inf, 1.0, 3e38], [-np.inf, 0.0, 2.0], [5.0, -3e38, np.inf]])
+    mask = np.array([[True, False, True], [True, False, False], [False, False, True]])
+    expected = F.softmax(mg.tensor([[-np.inf, 1.0, -np.inf], [-np.inf, 0.0, 2.0],
+                                    [5.0, -3e38, -np.inf]])).numpy()
+    np.testing.assert_array_equal(F.softmax(x, mask=mask).numpy(), expected)
+    np.testing.assert_array_equal(F.softmax(x, mask=mask[:1]).numpy()[:, [0, 2]], 0.0)
+
+
 def test_a_fully_masked_softmax_row_is_zeros_with_zero_gradient():
     x = leaf(random((2, 4)))
     mask = np.array([[True] * 4, [False, True, False, False]])
