@@ -5,7 +5,11 @@ Profiles (env HYPOTHESIS_PROFILE; default `ci` when env CI is set, else `dev`):
 """
 
 import importlib.util
+import json
 import os
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -57,3 +61,31 @@ def example_script():
         return module
 
     return load
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class MainJobRun:
+    """The README's main job as a user runs it: its run folder, what it printed, its metrics."""
+
+    folder: Path
+    stdout: str
+    metrics: dict
+
+
+@pytest.fixture(scope="session")
+def main_job_run(tmp_path_factory):
+    """One run of `python examples/train_translation.py` with its default flags, shared by
+    every slow test that needs it (README figures, the walkthrough, the grammar's targets).
+    Only tests marked slow may use it: it trains for a few minutes."""
+    folder = tmp_path_factory.mktemp("main_job") / "toy-en-es"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "train_translation.py"), "--out", str(folder),
+         "--no-progress"],
+        capture_output=True, text=True, timeout=900, check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    metrics = json.loads((folder / "metrics.json").read_text())
+    return MainJobRun(folder, result.stdout, metrics)

@@ -1,0 +1,109 @@
+"""What every command-line tool of the project shares: flags checked as they are parsed, and
+every mistake answered with one line on stderr instead of a traceback.
+
+    parser = cli.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=cli.positive_int)
+    ...
+    if __name__ == "__main__":
+        cli.run(main)
+
+The line is `error: <what is wrong, naming the flag or file and the value, and what to do>`.
+Exit status 2 is a usage error (a flag, an argument or an input file the user named: fix the
+command line), 1 a failure while running, 130 an interrupt (the shell's convention for Ctrl-C).
+`--debug` on the command line, or MINIGRAD_DEBUG=1 in the environment, shows the traceback.
+"""
+
+import argparse
+import os
+import sys
+import traceback
+
+from minigrad.errors import MinigradError
+
+
+class UsageError(Exception):
+    """A flag, argument or input file of the command line is wrong (exit status 2)."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with its errors as one `error: ...` line (argparse prints the usage first) and
+    a `--debug` flag on every tool."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.add_argument("--debug", action="store_true",
+                          help="show the full traceback of an error (or MINIGRAD_DEBUG=1)")
+
+    def error(self, message):
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def debugging(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    return "--debug" in argv or os.environ.get("MINIGRAD_DEBUG", "") not in ("", "0")
+
+
+def run(main, argv=None):
+    """Call `main()` and turn what it raises into an exit status and one line on stderr."""
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        if debugging(argv):
+            raise
+        print("error: interrupted", file=sys.stderr)
+        status = 130
+    except UsageError as error:
+        status = _fail(error, 2, argv)
+    except (MinigradError, OSError, ValueError, ImportError) as error:
+        status = _fail(error, 1, argv)
+    sys.exit(status or 0)
+
+
+def _fail(error, status, argv):
+    if debugging(argv):
+        traceback.print_exception(error)
+    print(f"error: {one_line(error)}", file=sys.stderr)
+    return status
+
+
+def one_line(error):
+    """The message of `error` on one line (a FileNotFoundError names its file)."""
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        text = f"{error.filename}: {error.strerror}"
+    else:
+        text = str(error) or type(error).__name__
+    return " ".join(text.split())
+
+
+# ----- argparse types: each names what is allowed ------------------------------------------------
+
+def _number(kind, text, check, allowed):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {allowed}") from None
+    if not check(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {allowed}")
+    return value
+
+
+def positive_int(text):
+    return _number(int, text, lambda v: v > 0, "a positive integer")
+
+
+def non_negative_int(text):
+    return _number(int, text, lambda v: v >= 0, "an integer >= 0")
+
+
+def positive_float(text):
+    return _number(float, text, lambda v: v > 0 and v != float("inf"), "a positive number")
+
+
+def non_negative_float(text):
+    return _number(float, text, lambda v: 0 <= v < float("inf"), "a number >= 0")
+
+
+def probability(text):
+    """A dropout rate: 0 <= p < 1."""
+    return _number(float, text, lambda v: 0 <= v < 1, "a rate in [0, 1)")
