@@ -4,65 +4,103 @@
     python examples/train_translation.py --task copy --out runs/copy
     python examples/train_translation.py --out runs/toy-en-es --resume
 
-Ctrl-C stops after the current step, saves last.npz and exits with status 130 (the shell's
-convention for an interrupted command); `--resume` then continues exactly where it stopped.
+A folder that already holds a run is never overwritten by accident: continue it with
+--resume, replace it with --overwrite, or choose another --out. Ctrl-C stops after the current
+step, saves last.npz and exits with status 130 (the shell's convention for an interrupted
+command); --resume then continues exactly where it stopped. With --resume only --steps,
+--time-limit, --eval-every and --no-progress may change.
 """
 
-import argparse
-import sys
-
+from transformer import cli
 from transformer.data import TASKS
-from transformer.pipeline import train_translation
+from transformer.pipeline import ResumeConflict, train_translation
+
+# The flag of each option of the library, for messages about them.
+FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": "--heads",
+         "n_encoder_layers": "--layers", "n_decoder_layers": "--layers", "d_ff": "--d-ff",
+         "dropout": "--dropout", "norm_first": "--norm-first", "steps": "--steps",
+         "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
+         "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed"}
+
+# Defaults of the training flags (those of a new run; a resumed run keeps its own).
+TRAINING_DEFAULTS = {"batch_size": 64, "warmup_steps": 400, "lr_factor": 1.0,
+                     "eval_every": 500, "seed": 0}
 
 
 def given(**options):
-    """The options set on the command line or with a default here (None: the library's)."""
+    """The options set on the command line (None: not given)."""
     return {name: value for name, value in options.items() if value is not None}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default="toy-en-es", choices=TASKS)
+def parse_arguments(argv=None):
+    parser = cli.ArgumentParser(description=__doc__)
+    parser.add_argument("--task", choices=TASKS, help="default toy-en-es")
     parser.add_argument("--data", help="a TSV file of 'source<TAB>target' lines (--task pairs)")
     parser.add_argument("--out", help="run folder (default: runs/TASK)")
-    parser.add_argument("--resume", action="store_true", help="continue the run in --out")
+    run = parser.add_mutually_exclusive_group()
+    run.add_argument("--resume", action="store_true", help="continue the run in --out")
+    run.add_argument("--overwrite", action="store_true",
+                     help="replace the run in --out (once every flag has been checked)")
     parser.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N")
     model = parser.add_argument_group("model (defaults: transformer.pipeline.MAIN_JOB_MODEL)")
-    model.add_argument("--d-model", type=int)
-    model.add_argument("--heads", type=int)
-    model.add_argument("--layers", type=int, help="encoder and decoder layers each")
-    model.add_argument("--d-ff", type=int)
-    model.add_argument("--dropout", type=float)
+    model.add_argument("--d-model", type=cli.positive_int)
+    model.add_argument("--heads", type=cli.positive_int)
+    model.add_argument("--layers", type=cli.positive_int, help="encoder and decoder layers each")
+    model.add_argument("--d-ff", type=cli.positive_int)
+    model.add_argument("--dropout", type=cli.probability)
     model.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
     training = parser.add_argument_group("training")
-    training.add_argument("--steps", type=int,
+    training.add_argument("--steps", type=cli.positive_int,
                           help="training steps (default 3000; with --resume: extend the run)")
-    training.add_argument("--batch-size", type=int, default=64)
-    training.add_argument("--warmup", type=int, default=400)
-    training.add_argument("--lr-factor", type=float, default=1.0)
-    training.add_argument("--eval-every", type=int, default=500)
-    training.add_argument("--time-limit", type=float,
+    training.add_argument("--batch-size", type=cli.positive_int, help="default 64")
+    training.add_argument("--warmup", type=cli.positive_int, help="warmup steps (default 400)")
+    training.add_argument("--lr-factor", type=cli.positive_float, help="default 1.0")
+    training.add_argument("--eval-every", type=cli.positive_int,
+                          help="validate and checkpoint every N steps (default 500)")
+    training.add_argument("--time-limit", type=cli.positive_float,
                           help="stop training after this many seconds (default: no limit)")
-    training.add_argument("--seed", type=int, default=0)
+    training.add_argument("--seed", type=cli.non_negative_int, help="default 0")
     training.add_argument("--no-progress", action="store_true", help="log lines, no tqdm bar")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.data is not None and args.task not in ("pairs", "de-en"):
+        parser.error(f"--data {args.data}: only --task pairs and --task de-en read a data "
+                     "file (add --task pairs)")
+    if args.task == "pairs" and args.data is None and not args.resume:
+        parser.error("--task pairs needs --data FILE, a TSV file of 'source<TAB>target' lines")
+    return args
 
-    metrics = train_translation(
-        args.task, args.out or f"runs/{args.task}", data=args.data, resume=args.resume,
-        device=args.device,
-        model_options=given(d_model=args.d_model, n_heads=args.heads,
-                            n_encoder_layers=args.layers, n_decoder_layers=args.layers,
-                            d_ff=args.d_ff, dropout=args.dropout,
-                            norm_first=args.norm_first or None),
-        training_options=given(steps=args.steps, batch_size=args.batch_size,
-                               warmup_steps=args.warmup, lr_factor=args.lr_factor,
-                               eval_every=args.eval_every, checkpoint_every=args.eval_every,
-                               time_limit_s=args.time_limit, seed=args.seed,
-                               progress=not args.no_progress))
+
+def main(argv=None):
+    args = parse_arguments(argv)
+    eval_every = args.eval_every
+    training = given(steps=args.steps, warmup_steps=args.warmup, batch_size=args.batch_size,
+                     lr_factor=args.lr_factor, eval_every=eval_every,
+                     checkpoint_every=eval_every, time_limit_s=args.time_limit, seed=args.seed,
+                     progress=False if args.no_progress else None)
+    if not args.resume:
+        training = {**TRAINING_DEFAULTS, "checkpoint_every": TRAINING_DEFAULTS["eval_every"],
+                    **training}
+    try:
+        metrics = train_translation(
+            args.task, args.out or f"runs/{args.task or 'toy-en-es'}", data=args.data,
+            resume=args.resume, overwrite=args.overwrite, device=args.device,
+            model_options=given(d_model=args.d_model, n_heads=args.heads,
+                                n_encoder_layers=args.layers, n_decoder_layers=args.layers,
+                                d_ff=args.d_ff, dropout=args.dropout,
+                                norm_first=args.norm_first or None),
+            training_options=training)
+    except ResumeConflict as conflict:
+        flags = dict.fromkeys(f"{FLAGS.get(name, name)} {given_value}"
+                              f" (the run has {saved})"
+                              for name, given_value, saved in conflict.conflicts)
+        raise cli.UsageError(f"--resume keeps the run's own options, but these differ: "
+                             f"{'; '.join(flags)}; only --steps, --time-limit, --eval-every "
+                             "and --no-progress may change (or start a new run with "
+                             "--overwrite or another --out)") from None
     if metrics is None:  # interrupted by Ctrl-C: last.npz is saved
-        sys.exit(130)
+        return 130
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

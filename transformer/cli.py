@@ -8,8 +8,10 @@ every mistake answered with one line on stderr instead of a traceback.
         cli.run(main)
 
 The line is `error: <what is wrong, naming the flag or file and the value, and what to do>`.
-Exit status 2 is a usage error (a flag, an argument or an input file the user named: fix the
-command line), 1 a failure while running, 130 an interrupt (the shell's convention for Ctrl-C).
+Exit status 2 is a usage error (a flag, an argument or an input file the user named, or a
+configuration they asked for, ConfigError: fix the command line), 1 a failure while running
+(a damaged checkpoint, a missing device, ...), 130 an interrupt (the shell's convention for
+Ctrl-C).
 `--debug` on the command line, or MINIGRAD_DEBUG=1 in the environment, shows the traceback.
 """
 
@@ -18,7 +20,7 @@ import os
 import sys
 import traceback
 
-from minigrad.errors import MinigradError
+from minigrad.errors import ConfigError, MinigradError
 
 
 class UsageError(Exception):
@@ -53,7 +55,7 @@ def run(main, argv=None):
             raise
         print("error: interrupted", file=sys.stderr)
         status = 130
-    except UsageError as error:
+    except (UsageError, ConfigError) as error:
         status = _fail(error, 2, argv)
     except (MinigradError, OSError, ValueError, ImportError) as error:
         status = _fail(error, 1, argv)

@@ -1,10 +1,11 @@
 """The main job as one function: data -> vocabulary -> model -> Trainer -> final evaluation,
 leaving a complete run folder. The example scripts only parse flags and call this."""
 
-import time
 from dataclasses import asdict
+from pathlib import Path
 
 import minigrad as mg
+from minigrad.errors import ConfigError
 
 from .config import TransformerConfig
 from .data import Vocab, load_task, tokenize
@@ -16,7 +17,22 @@ from .training import Trainer, TrainingConfig
 
 # What a resumed run may change: how long it goes on and how it reports (nothing that would
 # make it differ from an uninterrupted run of the same length).
-RESUMABLE_OPTIONS = ("steps", "time_limit_s", "progress")
+RESUMABLE_OPTIONS = ("steps", "time_limit_s", "progress", "eval_every", "log_every",
+                     "checkpoint_every")
+
+
+class ResumeConflict(ConfigError):
+    """Options given to a resumed run that differ from the run's own: `conflicts` holds
+    (name, given, saved) for each."""
+
+    def __init__(self, folder, conflicts):
+        self.conflicts = conflicts
+        listed = "; ".join(f"{name} {given!r} (the run has {saved!r})"
+                           for name, given, saved in conflicts)
+        super().__init__(f"{folder} was started with other options than these: {listed}. A "
+                         f"resumed run may change only {', '.join(RESUMABLE_OPTIONS)}; drop "
+                         "the others, or start a new run (--overwrite or another --out)")
+
 
 # Sentences of the source articles, shown after training (they are in the toy grammar).
 SHOWCASE = ["the ball is blue", "the black cat drank the milk",
@@ -29,8 +45,11 @@ MAIN_JOB_MODEL = {"d_model": 64, "n_heads": 4, "n_encoder_layers": 2, "n_decoder
 
 
 def build_vocab(splits):
-    """The joint vocabulary of a task, from the source and target tokens of its train split."""
-    return Vocab.build([tokenize(e.src) + tokenize(e.tgt) for e in splits["train"]])
+    """The joint vocabulary of a task, from the source and target tokens of its train split;
+    it knows which tokens it saw on the source side."""
+    sources = [tokenize(e.src) for e in splits["train"]]
+    return Vocab.build(sources + [tokenize(e.tgt) for e in splits["train"]],
+                       source_token_lists=sources)
 
 
 def build_model_config(vocab, splits, model_options=None):
@@ -47,60 +66,124 @@ def build_model_config(vocab, splits, model_options=None):
 def fresh_setup(task="toy-en-es", model_options=None, seed=0, data=None):
     """(vocab, model config) of a new run of `task`, as train_translation builds them (model
     options default to the main job's, MAIN_JOB_MODEL); no model, no folder."""
-    splits = load_task(task, data=data, seed=seed)
+    splits = load_splits(task, data, seed)
     vocab = build_vocab(splits)
     return vocab, build_model_config(vocab, splits, model_options)
 
 
+def load_splits(task, data=None, seed=0):
+    """The splits of `task`, or ConfigError (one line, naming the data file) when its data
+    cannot be read or is too small to train and validate on."""
+    try:
+        splits = load_task(task, data=data, seed=seed)
+    except (OSError, ValueError) as error:
+        raise ConfigError(" ".join(str(error).split())) from None
+    sizes = {name: len(splits.get(name, ())) for name in ("train", "valid", "test")}
+    if not all(sizes.values()):
+        source = f"data file {data}" if data is not None else f"task {task}"
+        raise ConfigError(f"{source} gives {sum(sizes.values())} sentence pair(s) (train "
+                          f"{sizes['train']}, valid {sizes['valid']}, test {sizes['test']}); a "
+                          "run needs at least 3 distinct pairs, one for each split")
+    return splits
+
+
 def train_translation(task, out, model_options=None, training_options=None, data=None,
-                      resume=False, device=None, showcase=SHOWCASE):
-    """Train on `task` into run folder `out` (or continue it with `resume`: the saved
-    configuration holds, except RESUMABLE_OPTIONS given in `training_options`), then evaluate
-    the best checkpoint on every held-out split. Returns the final metrics (also
-    metrics.json), or None when training was interrupted."""
+                      resume=False, overwrite=False, device=None, showcase=SHOWCASE):
+    """Train on `task` (None: toy-en-es, or with `resume` the run's own) into run folder
+    `out`, then evaluate the best checkpoint on every held-out split. Returns the final
+    metrics (also metrics.json), or None when training was interrupted.
+
+    A folder that already holds a run is refused (ConfigError) unless `resume` (continue it:
+    its saved configuration holds, and options given that differ from it raise
+    ResumeConflict, except RESUMABLE_OPTIONS) or `overwrite` (replace it whole, once
+    everything of the new run has been checked). Every option and input is checked before
+    anything is written."""
     folder = RunFolder(out)
     if device is not None:
         mg.set_default_device(device)
     if resume:
-        saved = folder.read_json("config.json")
-        task, data = saved["task"]["name"], saved["task"]["data"]
-        model_config = TransformerConfig.from_dict(saved["model"])
-        training_config = TrainingConfig.from_dict({**saved["training"], **{
-            k: v for k, v in (training_options or {}).items() if k in RESUMABLE_OPTIONS}})
+        task, data, model_config, training_config = resumed_configuration(
+            folder, task, data, model_options, training_options)
     else:
+        folder.check_new_run(overwrite)
+        task = task or "toy-en-es"
+        data = None if data is None else str(Path(data).resolve())
         training_config = TrainingConfig(**(training_options or {}))
-    mg.manual_seed(training_config.seed)
-    splits = load_task(task, data=data, seed=training_config.seed)
+    splits = load_splits(task, data, training_config.seed)
     if resume:
         vocab = folder.vocab()
     else:
         vocab = build_vocab(splits)
         model_config = build_model_config(vocab, splits, model_options)
-        folder.write_json("config.json", {"task": {"name": task, "data": data and str(data)},
-                                          "model": model_config.to_dict(),
-                                          "training": asdict(training_config)})
-        vocab.save(folder.file("vocab.json"))
-        folder.file("metrics.jsonl").unlink(missing_ok=True)
 
+    mg.manual_seed(training_config.seed)
     model = Transformer(model_config)
     batches = BatchIterator(encode_pairs(splits["train"], vocab), vocab,
                             training_config.batch_size, seed=training_config.seed)
     trainer = Trainer(model, batches, splits["valid"], vocab, training_config, out=out)
     if resume:
-        trainer.resume()
-    started = time.perf_counter()
-    finished = trainer.train()
-    if not finished:
+        state = folder.read_checkpoint("last", model_config, vocab, device=model.device)
+        if state["step"] >= training_config.steps and folder.file("metrics.json").exists():
+            print(f"{folder.path} has finished its {state['step']} steps; nothing to do (give "
+                  "--steps with a larger number to train longer)")
+            return folder.read_json("metrics.json")
+        resumed_from = trainer.resume(state)
+        folder.truncate_metrics(resumed_from)
+        print(f"resuming {folder.path} from step {resumed_from} of {training_config.steps}")
+    else:
+        def write_first_state(staging):
+            staging.write_json("config.json", {"task": {"name": task, "data": data},
+                                               "model": model_config.to_dict(),
+                                               "training": asdict(training_config)})
+            vocab.save(staging.file("vocab.json"))
+            staging.file("metrics.jsonl").touch()
+            mg.save(trainer.state_dict(), staging.checkpoint("last"))
+
+        folder.create(write_first_state, overwrite)
+    if not trainer.train():
         return None
-    print(f"trained {trainer.step} steps in {trainer.train_seconds:.0f} s "
-          f"(wall {time.perf_counter() - started:.0f} s)")
-    return final_report(folder, splits, trainer.train_seconds, showcase)
+    best = "" if trainer.best_step is None else \
+        f"; best checkpoint: step {trainer.best_step} (validation exact match " \
+        f"{trainer.best[0]:.4f})"
+    print(f"trained {trainer.step} steps in {trainer.train_seconds:.0f} s (wall "
+          f"{trainer.wall_seconds:.0f} s){best}")
+    return final_report(folder, splits, trainer.train_seconds, showcase, trainer.best_step)
 
 
-def final_report(folder, splits, train_seconds, showcase=()):
+def resumed_configuration(folder, task, data, model_options, training_options):
+    """(task, data, model config, training config) of the run in `folder`, with the
+    RESUMABLE_OPTIONS of `training_options`; ResumeConflict for any other option given with
+    a value other than the run's."""
+    if not folder.holds_run() or not folder.file("config.json").exists():
+        raise ConfigError(f"{folder.path} holds no training run to resume; start one "
+                          "without --resume")
+    saved = folder.config()
+    saved_task = saved.get("task", {})
+    model_config = folder.model_config()
+    conflicts = []
+    if task is not None and task != saved_task.get("name"):
+        conflicts.append(("task", task, saved_task.get("name")))
+    if data is not None and str(Path(data).resolve()) != saved_task.get("data"):
+        conflicts.append(("data", str(data), saved_task.get("data")))
+    for name, value in (model_options or {}).items():
+        if getattr(model_config, name) != value:
+            conflicts.append((name, value, getattr(model_config, name)))
+    saved_training = saved.get("training", {})
+    for name, value in (training_options or {}).items():
+        if name not in RESUMABLE_OPTIONS and saved_training.get(name) != value:
+            conflicts.append((name, value, saved_training.get(name)))
+    if conflicts:
+        raise ResumeConflict(folder.path, conflicts)
+    training_config = TrainingConfig.from_dict({**saved_training, **{
+        name: value for name, value in (training_options or {}).items()
+        if name in RESUMABLE_OPTIONS}})
+    return saved_task.get("name"), saved_task.get("data"), model_config, training_config
+
+
+def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
     """Evaluate best.npz on the test and compositional splits; write and return metrics.json."""
     model, vocab = folder.load_model("best"), folder.vocab()
-    metrics = {"train_seconds": round(train_seconds, 1)}
+    metrics = {"train_seconds": round(train_seconds, 1), "best_step": best_step}
     for split in ("test", "compositional"):
         if split not in splits or not splits[split]:
             continue

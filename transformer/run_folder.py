@@ -1,16 +1,30 @@
-"""The training run folder (CONVENTIONS): config.json, vocab.json, last.npz, best.npz,
-metrics.jsonl and, at the end, metrics.json."""
+"""The training run folder: config.json, vocab.json, last.npz, best.npz, metrics.jsonl and, at
+the end, metrics.json (docs/conventions.md, "The run folder").
+
+A run folder is never overwritten by accident, and never holds two runs: a new run is
+written whole into a hidden folder beside it (`.NAME.new-XXXX`: config.json, vocab.json and
+the step-0 last.npz), which then takes the folder's place by a rename. Replacing an old run
+(`overwrite=True`) moves it aside to `.NAME.replaced` first and deletes it after; a process
+killed between those two renames leaves the old run there, and the next use of the folder
+puts it back. Every file is written whole (a temporary file, then a rename).
+"""
 
 import json
 import os
+import secrets
+import shutil
 from pathlib import Path
 
 import minigrad as mg
-from minigrad.errors import CheckpointError
+from minigrad.errors import CheckpointError, ConfigError
 
 from .config import TransformerConfig
 from .data.vocab import Vocab
 from .model import Transformer
+
+# The files a run writes; a folder holding any other file is not replaced.
+RUN_FILES = ("config.json", "vocab.json", "last.npz", "best.npz", "metrics.jsonl",
+             "metrics.json")
 
 
 class RunFolder:
@@ -27,6 +41,65 @@ class RunFolder:
             raise ValueError(f"which must be 'best' or 'last', got {which!r}")
         return self.file(f"{which}.npz")
 
+    # ----- a new run, written whole -----------------------------------------------------------
+    def holds_run(self):
+        self.recover()
+        return self.path.is_dir() and any(self.file(name).exists() for name in RUN_FILES)
+
+    def check_new_run(self, overwrite=False):
+        """Raise ConfigError unless a new run may be written here: the folder is new or empty,
+        or (with `overwrite`) holds a run and nothing else."""
+        self.recover()
+        if self.path.exists() and not self.path.is_dir():
+            raise ConfigError(f"{self.path} is a file, not a run folder; choose another --out")
+        if not self.path.exists():
+            return
+        names = sorted(p.name for p in self.path.iterdir())
+        others = [n for n in names if n not in RUN_FILES and not n.endswith(".tmp")]
+        if others:
+            raise ConfigError(
+                f"{self.path} holds files that are not a training run's ({_some(others)}); "
+                "nothing was changed: choose another --out")
+        if self.holds_run() and not overwrite:
+            raise ConfigError(
+                f"{self.path} already holds a training run ({_some(names)}); nothing was "
+                "changed: continue it with --resume, replace it with --overwrite, or choose "
+                "another --out")
+
+    def create(self, write_first_state, overwrite=False):
+        """Make this folder a new run: `write_first_state(staging)` fills a RunFolder beside
+        it, which then replaces this folder whole (an old run only with `overwrite`)."""
+        self.check_new_run(overwrite)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in self.path.parent.glob(f".{self.path.name}.new-*"):
+            shutil.rmtree(stale, ignore_errors=True)  # left by a process killed while writing
+        staging = RunFolder(self.path.parent / f".{self.path.name}.new-{secrets.token_hex(4)}")
+        staging.path.mkdir()
+        try:
+            write_first_state(staging)
+            if self.path.exists():
+                replaced = self._replaced()
+                os.replace(self.path, replaced)
+                os.replace(staging.path, self.path)
+                shutil.rmtree(replaced)
+            else:
+                os.replace(staging.path, self.path)
+        finally:
+            shutil.rmtree(staging.path, ignore_errors=True)
+
+    def recover(self):
+        """Put back an old run that an interrupted replacement left aside."""
+        replaced = self._replaced()
+        if replaced.exists():
+            if self.path.exists():  # the new run made it into place: the old one goes
+                shutil.rmtree(replaced)
+            else:
+                os.replace(replaced, self.path)
+
+    def _replaced(self):
+        return self.path.parent / f".{self.path.name}.replaced"
+
+    # ----- files -------------------------------------------------------------------------------
     def write_json(self, name, value):
         """Atomic write: a temporary file in the folder, then a rename."""
         self.path.mkdir(parents=True, exist_ok=True)
@@ -39,26 +112,102 @@ class RunFolder:
         if not path.exists():
             raise CheckpointError(f"{path} does not exist: is {self.path} a training run "
                                   "folder (made by examples/train_translation.py --out)?")
-        return json.loads(path.read_text())
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise CheckpointError(f"{path} is not valid JSON ({error}); the run folder is "
+                                  "damaged") from None
 
     def append_metrics(self, record):
-        with open(self.file("metrics.jsonl"), "a") as f:
-            f.write(json.dumps(record) + "\n")
+        """One whole line per record (a single write)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        with open(self.file("metrics.jsonl"), "a") as file:
+            file.write(json.dumps(record) + "\n")
+
+    def metrics_records(self):
+        path = self.file("metrics.jsonl")
+        if not path.exists():
+            return []
+        records = []
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise CheckpointError(f"{path}, line {number}: not a JSON record") from None
+        return records
+
+    def truncate_metrics(self, step):
+        """Keep the records of steps up to `step` (a resumed run repeats the steps after its
+        checkpoint), atomically."""
+        kept = [r for r in self.metrics_records() if r.get("step", 0) <= step]
+        temporary = self.file("metrics.jsonl.tmp")
+        temporary.write_text("".join(json.dumps(r) + "\n" for r in kept))
+        os.replace(temporary, self.file("metrics.jsonl"))
+
+    # ----- what the run holds ------------------------------------------------------------------
+    def config(self):
+        return self.read_json("config.json")
 
     def model_config(self):
-        return TransformerConfig.from_dict(self.read_json("config.json")["model"])
+        model = self.config().get("model")
+        if not isinstance(model, dict):
+            raise CheckpointError(f"{self.file('config.json')} has no 'model' section")
+        try:
+            return TransformerConfig.from_dict(model)
+        except (ConfigError, TypeError) as error:
+            raise CheckpointError(f"{self.file('config.json')}: {error}") from None
 
     def vocab(self):
         return Vocab.load(self.file("vocab.json"))
 
-    def load_model(self, which="best", device=None):
-        """The model of this run with the weights of `which` checkpoint, in eval mode."""
-        model = Transformer(self.model_config())
-        if device is not None:
-            model.to(device)
+    def read_checkpoint(self, which, model_config, vocab, device=None):
+        """The state in `which`.npz, after checking that it was trained with `model_config`
+        and `vocab` (checkpoints older than those records: checked by the weights' shapes)."""
         path = self.checkpoint(which)
         if not path.exists():
             raise CheckpointError(f"{path} does not exist (which={which!r}); "
                                   f"available: {sorted(p.name for p in self.path.glob('*.npz'))}")
-        model.load_state_dict(mg.load(path)["model"])
+        state = mg.load(path, device=device)
+        if not isinstance(state, dict) or "model" not in state:
+            raise CheckpointError(f"{path} is a minigrad checkpoint but not a training run's "
+                                  "(no 'model' entry)")
+        if "model_config" in state:
+            differences = config_differences(state["model_config"], model_config.to_dict())
+            if differences:
+                raise CheckpointError(
+                    f"{path} was trained with another model than {self.file('config.json')} "
+                    f"describes: {_some(differences, 3)}; the files of {self.path} do not "
+                    "belong together (config.json edited?)")
+        if "vocab_digest" in state and state["vocab_digest"] != vocab.digest():
+            raise CheckpointError(
+                f"{path} was trained with another vocabulary (digest {state['vocab_digest']}) "
+                f"than {self.file('vocab.json')} holds ({vocab.digest()}, {len(vocab)} tokens); "
+                f"the files of {self.path} do not belong together")
+        return state
+
+    def load_model(self, which="best", device=None):
+        """The model of this run with the weights of `which` checkpoint, in eval mode."""
+        self.recover()
+        config, vocab = self.model_config(), self.vocab()
+        state = self.read_checkpoint(which, config, vocab)
+        model = Transformer(config)
+        if device is not None:
+            model.to(device)
+        model.load_state_dict(state["model"])
         return model.eval()
+
+
+def config_differences(saved, current):
+    """`key: saved -> current` for each key where two config dicts differ."""
+    keys = sorted(set(saved) | set(current))
+    missing = "(absent)"
+    return [f"{key} {saved.get(key, missing)!r} in the checkpoint, "
+            f"{current.get(key, missing)!r} in config.json"
+            for key in keys if saved.get(key, missing) != current.get(key, missing)]
+
+
+def _some(items, shown=5):
+    """The first `shown` items, and how many more."""
+    items = list(items)
+    text = ", ".join(map(str, items[:shown]))
+    return text + (f" and {len(items) - shown} more" if len(items) > shown else "")

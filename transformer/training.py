@@ -4,14 +4,17 @@ checkpoints that survive crashes and Ctrl-C, and exact resumption.
 One step, top to bottom: batch -> model.forward -> loss -> backward -> clip ->
 optimizer.step -> scheduler.step -> log."""
 
+import dataclasses
 import math
 import signal
+import sys
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import minigrad as mg
+from minigrad.errors import ConfigError
 from minigrad.nn import functional as F
 from minigrad.optim import Adam, NoamSchedule, clip_grad_norm_
 
@@ -37,9 +40,41 @@ class TrainingConfig:
     time_limit_s: float = 0.0  # stop early after this many seconds of training (0: no limit)
     progress: bool = True
 
+    def __post_init__(self):
+        problems = [f"{name} must be an integer >= {least}, got {getattr(self, name)!r}"
+                    for name, least in _COUNTS.items() if not _is_int(getattr(self, name), least)]
+        for name, (allowed, text) in _REALS.items():
+            value = getattr(self, name)
+            if not _is_real(value) or not allowed(value):
+                problems.append(f"{name} must be a number {text}, got {value!r}")
+        if not isinstance(self.progress, bool):
+            problems.append(f"progress must be true or false, got {self.progress!r}")
+        if problems:
+            raise ConfigError("TrainingConfig: " + "; ".join(problems))
+
     @classmethod
     def from_dict(cls, values):
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"TrainingConfig: unknown keys {unknown}; known: {sorted(known)}")
         return cls(**values)
+
+
+# What TrainingConfig allows: its integer fields and their least values, its real ones.
+_COUNTS = {"steps": 1, "batch_size": 1, "warmup_steps": 1, "log_every": 1, "eval_every": 1,
+           "eval_examples": 1, "checkpoint_every": 1, "seed": 0}
+_REALS = {"lr_factor": (lambda v: v > 0, "> 0"), "clip_norm": (lambda v: v > 0, "> 0"),
+          "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
+          "time_limit_s": (lambda v: v >= 0, ">= 0 (0: no limit)")}
+
+
+def _is_int(value, least):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _is_real(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class Callback:
@@ -67,9 +102,7 @@ class Trainer:
     def __init__(self, model, data, valid, vocab, config, out=None, callbacks=()):
         self.model, self.data, self.valid, self.vocab = model, data, valid, vocab
         self.config = config
-        self.folder = RunFolder(out) if out is not None else None
-        if self.folder is not None:
-            self.folder.path.mkdir(parents=True, exist_ok=True)
+        self.folder = RunFolder(out) if out is not None else None  # made at the first write
         self.callbacks = list(callbacks)
         self.parameters = list(model.parameters())
         self.optimizer = Adam(self.parameters, lr=1.0, betas=(0.9, 0.98), eps=1e-9)
@@ -77,7 +110,10 @@ class Trainer:
                                       config.warmup_steps, factor=config.lr_factor)
         self.step = 0
         self.best = None  # (exact_match, -loss) of the best validation so far
-        self.train_seconds = 0.0
+        self.best_step = None  # the step of best.npz
+        self.train_seconds = 0.0  # in train_step and batching, over the whole run
+        self.wall_seconds = 0.0  # in train() (validation and checkpoints too), whole run
+        self._progress = None  # the tqdm bar while train() runs
 
     # ----- one step ---------------------------------------------------------------------------
     def train_step(self, batch):
@@ -114,27 +150,32 @@ class Trainer:
     def train(self):
         """Run until `config.steps` (or the time limit). Ctrl-C finishes the current step, saves
         `last.npz` and returns False (a second Ctrl-C stops at once)."""
-        progress = self._progress_bar()
+        self._progress = self._progress_bar()
+        started = time.perf_counter()
         try:
             with self._interruptible() as interrupted:
                 while self.step < self.config.steps and not self._out_of_time():
-                    self._one_step(progress)
+                    self._one_step()
                     if interrupted():
+                        self.wall_seconds += time.perf_counter() - started
                         if self.folder is not None:
                             self.save("last")
-                            print(f"\ninterrupted at step {self.step}: saved "
-                                  f"{self.folder.checkpoint('last')}; continue with --resume")
+                            self._print(f"interrupted at step {self.step}: saved "
+                                        f"{self.folder.checkpoint('last')}; continue with "
+                                        "--resume")
                         return False
+            if self.step % self.config.eval_every:
+                self.validate()
+            self.wall_seconds += time.perf_counter() - started
         finally:
-            if progress is not None:
-                progress.close()
-        if self.step % self.config.eval_every:
-            self.validate()
+            if self._progress is not None:
+                self._progress.close()
+            self._progress = None
         if self.folder is not None:
             self.save("last")
         return True
 
-    def _one_step(self, progress):
+    def _one_step(self):
         started = time.perf_counter()
         batch = self.data.next_batch()
         record = self.train_step(batch)
@@ -147,10 +188,10 @@ class Trainer:
             callback.on_step_end(self, self.step, record)
         if self.step % self.config.log_every == 0:
             self._log(record)
-        if progress is not None:
-            progress.update(1)
-            progress.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}",
-                                 tok_s=f"{record['tokens_per_s']:.0f}")
+        if self._progress is not None:
+            self._progress.update(1)
+            self._progress.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}",
+                                       tok_s=f"{record['tokens_per_s']:.0f}")
         if self.step % self.config.eval_every == 0:
             self.validate()
         if self.folder is not None and self.step % self.config.checkpoint_every == 0:
@@ -201,23 +242,32 @@ class Trainer:
                           device=self.model.device)
         record.update(step=self.step, epoch=self.data.epoch, split="valid",
                       time_s=round(self.train_seconds, 3))
-        self._log(record)
         score = (record["exact_match"], -record["loss"])
-        if self.best is None or score > tuple(self.best):
-            self.best = score
+        improved = self.best is None or score > tuple(self.best)
+        if improved:
+            self.best, self.best_step = score, self.step
             if self.folder is not None:
                 self.save("best")
+        self._log(record)
+        self._print(describe(record) + ("  (best so far)" if improved else ""))
         for callback in self.callbacks:
             callback.on_validation(self, self.step, record)
         return record
 
     def _log(self, record):
+        """Append `record` to metrics.jsonl; without a progress bar, print training records
+        too (validation records are always printed)."""
         if self.folder is not None:
             self.folder.append_metrics(record)
-        if not self.config.progress:
-            shown = {k: round(v, 4) if isinstance(v, float) else v for k, v in record.items()
-                     if k not in ("phenomena",)}
-            print(shown, flush=True)
+        if not self.config.progress and record["split"] == "train":
+            self._print(describe(record))
+
+    def _print(self, line):
+        """A line above the progress bar (tqdm.write), or a plain line without one."""
+        if self._progress is not None:
+            self._progress.write(line, file=sys.stdout)
+        else:
+            print(line, flush=True)
 
     # ----- checkpoints ------------------------------------------------------------------------
     def state_dict(self):
@@ -225,7 +275,9 @@ class Trainer:
                 "scheduler": self.scheduler.state_dict(), "rng": mg.get_rng_state(),
                 "data": self.data.state_dict(), "step": self.step,
                 "best": None if self.best is None else list(self.best),
-                "train_seconds": self.train_seconds}
+                "best_step": self.best_step, "train_seconds": self.train_seconds,
+                "wall_seconds": self.wall_seconds, "model_config": self.model.config.to_dict(),
+                "vocab_digest": self.vocab.digest()}
 
     def load_state_dict(self, state):
         self.model.load_state_dict(state["model"])
@@ -234,14 +286,32 @@ class Trainer:
         mg.set_rng_state(state["rng"])
         self.data.load_state_dict(state["data"])
         self.step, self.best = int(state["step"]), state["best"]
+        self.best_step = state.get("best_step")  # absent from older checkpoints
         self.train_seconds = float(state["train_seconds"])
+        self.wall_seconds = float(state.get("wall_seconds", self.train_seconds))
 
     def save(self, which):
         """Write `last.npz` or `best.npz` atomically (a crash mid-write keeps the old file)."""
+        self.folder.path.mkdir(parents=True, exist_ok=True)
         mg.save(self.state_dict(), self.folder.checkpoint(which))
 
-    def resume(self):
-        """Continue from the run folder's `last.npz`: same weights, optimizer, schedule, data
-        position and random state, so the run goes on exactly as if never stopped."""
-        self.load_state_dict(mg.load(self.folder.checkpoint("last"), device=self.model.device))
+    def resume(self, state=None):
+        """Continue from the run folder's `last.npz` (or from `state`, read from it): same
+        weights, optimizer, schedule, data position and random state, so the run goes on
+        exactly as if never stopped. Returns the step it continues from."""
+        if state is None:
+            state = mg.load(self.folder.checkpoint("last"), device=self.model.device)
+        self.load_state_dict(state)
         return self.step
+
+
+def describe(record):
+    """One line for a metrics record: `step 500  valid  loss 1.234  exact match 0.9500 ...`."""
+    parts = [f"step {record['step']:>5}", f"{record['split']:<5}", f"loss {record['loss']:.4f}"]
+    if record["split"] == "train":
+        parts += [f"lr {record['lr']:.2e}", f"grad norm {record['grad_norm']:.3f}",
+                  f"{record['tokens_per_s']:.0f} tok/s"]
+    else:
+        parts += [f"exact match {record['exact_match']:.4f}", f"BLEU {record['bleu']:.2f}",
+                  f"token accuracy {record['token_accuracy']:.4f}"]
+    return "  ".join(parts)

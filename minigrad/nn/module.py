@@ -195,7 +195,7 @@ class Module:
         """Copy the values of `state` into the existing parameter and buffer arrays.
 
         With strict=True, missing and unexpected keys are an error; a shape mismatch always
-        is. The error lists every problem by name."""
+        is. The error names the first few problems of each kind and counts the rest."""
         own = self.state_dict()
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
@@ -203,11 +203,11 @@ class Module:
                       for k in own if k in state and tuple(_shape(state[k])) != own[k].shape]
         problems = []
         if strict and missing:
-            problems.append("missing keys: " + ", ".join(missing))
+            problems.append(f"{len(missing)} missing keys: " + _first(missing, ", "))
         if strict and unexpected:
-            problems.append("unexpected keys: " + ", ".join(unexpected))
+            problems.append(f"{len(unexpected)} unexpected keys: " + _first(unexpected, ", "))
         if mismatched:
-            problems.append("shape mismatches: " + "; ".join(mismatched))
+            problems.append(f"{len(mismatched)} shape mismatches: " + _first(mismatched, "; "))
         if problems:
             raise CheckpointError(f"load_state_dict into {type(self).__name__}: "
                                   + " | ".join(problems))
@@ -308,3 +308,9 @@ class ModuleDict(Module):
 
     def items(self):
         return list(self.named_children())
+
+
+def _first(items, separator, shown=3):
+    """The first `shown` of `items` joined, and how many more there are."""
+    more = f"{separator}... ({len(items) - shown} more)" if len(items) > shown else ""
+    return separator.join(items[:shown]) + more

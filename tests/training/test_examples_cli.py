@@ -103,7 +103,7 @@ def test_ctrl_c_saves_exits_130_and_resume_finishes_the_run(tmp_path):
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env=env) as process:
         for line in process.stdout:  # the validation record at step 50: training is under way
-            if "'split': 'valid'" in line:
+            if "  valid  " in line:
                 process.send_signal(signal.SIGINT)
                 break
         stdout, stderr = process.communicate(timeout=120)

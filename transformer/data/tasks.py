@@ -67,19 +67,28 @@ def _three_way(examples: list[Example], n_held: int) -> dict[str, list[Example]]
 
 def _read_pairs(path: Path) -> list[Example]:
     """The pairs of a TSV file; blank lines and lines starting with # are skipped."""
+    if not path.exists():
+        raise FileNotFoundError(f"data file {path} does not exist")
+    if not path.is_file():
+        raise ValueError(f"data file {path} is not a file; give a 'source<TAB>target' TSV file")
     examples = []
     with path.open(encoding="utf-8") as file:
-        for number, line in enumerate(file, start=1):
+        try:
+            lines = list(enumerate(file, start=1))
+        except UnicodeDecodeError as error:
+            raise ValueError(f"data file {path} is not UTF-8 text ({error.reason}); give a "
+                             "'source<TAB>target' TSV file") from None
+        for number, line in lines:
             line = line.rstrip("\r\n")
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             fields = [field.strip() for field in line.split("\t")]
             if len(fields) != 2 or not all(fields):
-                raise ValueError(f"{path}, line {number}: expected 'source<TAB>target', "
-                                 f"found {line!r}")
+                raise ValueError(f"data file {path}, line {number}: expected "
+                                 f"'source<TAB>target', found {line[:80]!r}")
             examples.append(Example(fields[0], fields[1], "pairs"))
     if not examples:
-        raise ValueError(f"{path}: no 'source<TAB>target' lines")
+        raise ValueError(f"data file {path} has no 'source<TAB>target' lines")
     return examples
 
 

@@ -1,10 +1,14 @@
 """Vocabulary: a fixed, saved mapping between tokens and integer ids.
 
 The four special tokens have fixed ids: <pad> 0, <bos> 1, <eos> 2, <unk> 3. One joint
-vocabulary serves source and target alike (the usual use: both sides share embeddings).
+vocabulary serves source and target alike (the usual use: both sides share embeddings); it
+may also know which tokens appeared on the source side in training, so that a word the model
+only ever produced, never read, can be reported as unseen input.
 """
 
+import hashlib
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -18,8 +22,9 @@ class Vocab:
 
     pad_id, bos_id, eos_id, unk_id = range(len(SPECIALS))
 
-    def __init__(self, tokens):
-        """Build from the full token list in id order: the specials, then distinct strings."""
+    def __init__(self, tokens, source_tokens=None):
+        """Build from the full token list in id order: the specials, then distinct strings;
+        `source_tokens` (optional) are those of them seen on the source side in training."""
         if not isinstance(tokens, (list, tuple)):
             raise TypeError(f"a vocabulary is a list of tokens, not {type(tokens).__name__}")
         self._tokens = tuple(tokens)
@@ -30,17 +35,25 @@ class Vocab:
         self._ids = {token: i for i, token in enumerate(self._tokens)}
         if len(self._ids) != len(self._tokens):
             raise ValueError("a vocabulary must not list a token twice")
+        self._source = None if source_tokens is None else frozenset(source_tokens)
+        if self._source is not None and not self._source <= self._ids.keys():
+            strangers = sorted(self._source - self._ids.keys())[:5]
+            raise ValueError(f"source tokens {strangers} are not in the vocabulary")
 
     @classmethod
-    def build(cls, token_lists, min_freq: int = 1) -> "Vocab":
-        """Count tokens and keep those seen at least `min_freq` times.
+    def build(cls, token_lists, min_freq: int = 1, source_token_lists=None) -> "Vocab":
+        """Count tokens and keep those seen at least `min_freq` times; `source_token_lists`
+        (a part of `token_lists`: the source sentences) marks the source-side tokens.
 
         Order is deterministic: specials, then by descending frequency, ties alphabetical.
         """
         counts = Counter(token for tokens in token_lists for token in tokens)
         kept = [t for t, n in counts.items() if n >= min_freq and t not in SPECIALS]
         kept.sort(key=lambda token: (-counts[token], token))
-        return cls(SPECIALS + tuple(kept))
+        source = None
+        if source_token_lists is not None:
+            source = {t for tokens in source_token_lists for t in tokens} & set(kept)
+        return cls(SPECIALS + tuple(kept), source)
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -54,7 +67,13 @@ class Vocab:
         return token in self._ids
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Vocab) and self._tokens == other._tokens
+        return (isinstance(other, Vocab) and self._tokens == other._tokens
+                and self._source == other._source)
+
+    def digest(self) -> str:
+        """A fingerprint of the id mapping (the tokens in id order): a model's weights fit
+        exactly the vocabularies with its digest."""
+        return hashlib.sha256("\n".join(self._tokens).encode("utf-8")).hexdigest()[:16]
 
     def __repr__(self) -> str:
         return f"Vocab({len(self)} tokens)"
@@ -93,10 +112,23 @@ class Vocab:
         """The tokens not in the vocabulary, in order of first appearance, without repeats."""
         return list(dict.fromkeys(t for t in tokens if t not in self._ids))
 
+    def unseen_as_source(self, tokens) -> list[str]:
+        """The tokens of the vocabulary never seen on the source side in training (only as
+        target words), in order, without repeats; none when that is not known."""
+        if self._source is None:
+            return []
+        return list(dict.fromkeys(t for t in tokens if t in self._ids and t not in self._source))
+
     def save(self, path) -> None:
-        """Write the vocabulary as JSON: {"format", "version", "tokens"}."""
+        """Write the vocabulary as JSON, atomically: {"format", "version", "tokens"} and,
+        when known, "source_tokens"."""
         record = {"format": _FORMAT, "version": _VERSION, "tokens": list(self._tokens)}
-        Path(path).write_text(json.dumps(record, ensure_ascii=False, indent=0), encoding="utf-8")
+        if self._source is not None:
+            record["source_tokens"] = [t for t in self._tokens if t in self._source]
+        path = Path(path)
+        temporary = path.with_name(f".{path.name}.tmp")
+        temporary.write_text(json.dumps(record, ensure_ascii=False, indent=0), encoding="utf-8")
+        os.replace(temporary, path)
 
     @classmethod
     def load(cls, path) -> "Vocab":
@@ -110,7 +142,10 @@ class Vocab:
         if record.get("version") != _VERSION:
             raise ValueError(f"{path}: vocabulary version {record.get('version')!r} is not "
                              f"supported (expected {_VERSION})")
+        source = record.get("source_tokens")
+        if source is not None and not isinstance(source, list):
+            raise ValueError(f"{path}: 'source_tokens' must be a list of tokens")
         try:
-            return cls(record.get("tokens"))
+            return cls(record.get("tokens"), source)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{path}: {error}") from None
