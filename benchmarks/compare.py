@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from transformer import cli
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -70,16 +72,21 @@ def report(records):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--benchmark", required=True, help="a script in benchmarks/, no .py")
     parser.add_argument("--frameworks", default="minigrad,torch",
                         help="comma-separated; ratios are the first over each other")
-    parser.add_argument("--pairs", type=int, default=3, help="interleaved rounds (at least 3)")
+    parser.add_argument("--pairs", type=cli.positive_int, default=3,
+                        help="interleaved rounds (at least 3)")
     parser.add_argument("--args", nargs=argparse.REMAINDER, default=[],
                         help="everything after it goes to the benchmark script")
     args = parser.parse_args()
     if args.pairs < 3:
-        parser.error("--pairs must be at least 3")
+        parser.error(f"--pairs {args.pairs}: at least 3 rounds are needed for a median")
+    if not (HERE / f"{args.benchmark}.py").is_file():
+        scripts = sorted(p.stem for p in HERE.glob("*.py") if p.stem not in ("compare", "configs"))
+        parser.error(f"--benchmark {args.benchmark}: no benchmarks/{args.benchmark}.py; choose "
+                     f"from {', '.join(scripts)}")
     frameworks = args.frameworks.split(",")
     if len(frameworks) < 2:
         parser.error("--frameworks needs at least two")
@@ -88,4 +95,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

@@ -17,7 +17,6 @@ settings decoded the same ids). `benchmarks/compare.py` reads the last line of a
 it one setting: `compare.py --benchmark decode --args --config base --cache on`.
 """
 
-import argparse
 import functools
 import json
 import resource
@@ -25,6 +24,8 @@ import statistics
 import time
 
 from configs import BOS_ID, CONFIGS, DECODE_BATCH, DECODE_STEPS, EOS_ID, SEED, random_batch
+
+from transformer import cli
 
 
 def minigrad_decoder(config, device):
@@ -83,13 +84,15 @@ def milliseconds(call, synchronize, repeats, warmup):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--framework", choices=sorted(FRAMEWORKS), default="minigrad")
     parser.add_argument("--config", choices=list(CONFIGS), default="tiny")
-    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--device", type=cli.device, default="cpu", help="cpu or cuda")
     parser.add_argument("--cache", choices=("on", "off", "both"), default="both")
-    parser.add_argument("--repeats", type=int, default=5, help="timed decodings per setting")
-    parser.add_argument("--warmup", type=int, default=1, help="untimed decodings first")
+    parser.add_argument("--repeats", type=cli.positive_int, default=5,
+                        help="timed decodings per setting")
+    parser.add_argument("--warmup", type=cli.non_negative_int, default=1,
+                        help="untimed decodings first")
     parser.add_argument("--json", action="store_true", help="one JSON record per line")
     args = parser.parse_args()
     if args.repeats < 1 or args.warmup < 1:
@@ -138,4 +141,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

@@ -10,13 +10,14 @@ written by hand on arrays.
         [--ops 1000] [--repeats 20] [--device cpu|cuda]
 """
 
-import argparse
 import json
 import resource
 import statistics
 import time
 
 import numpy as np
+
+from transformer import cli
 
 SIDE = 16
 
@@ -131,11 +132,13 @@ def measure(step, repeats, warmup=2):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--framework", choices=sorted(FRAMEWORKS), default="minigrad")
-    parser.add_argument("--ops", type=int, default=1000, help="length of the chain")
-    parser.add_argument("--repeats", type=int, default=20, help="timed forward+backward runs")
-    parser.add_argument("--device", default="cpu", help="cpu or cuda (minigrad, torch)")
+    parser.add_argument("--ops", type=cli.positive_int, default=1000, help="length of the chain")
+    parser.add_argument("--repeats", type=cli.positive_int, default=20,
+                        help="timed forward+backward runs")
+    parser.add_argument("--device", type=cli.device, default="cpu",
+                        help="cpu or cuda (minigrad, torch)")
     parser.add_argument("--json", action="store_true", help="print one JSON record")
     args = parser.parse_args()
 
@@ -164,4 +167,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

@@ -32,7 +32,6 @@ Run from the repository root with the packages importable (`pip install -e .` or
 `PYTHONPATH=.`); `benchmarks/compare.py --benchmark train_step` runs it for both frameworks.
 """
 
-import argparse
 import json
 import os
 import resource
@@ -50,6 +49,8 @@ from configs import (
     SEED,
     random_batch,
 )
+
+from transformer import cli
 
 GEMM_SIZE = {"cpu": 2048, "cuda": 8192}  # side of the square product that measures the rate
 
@@ -401,12 +402,13 @@ def describe(record):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--framework", choices=sorted(FRAMEWORKS), default="minigrad")
     parser.add_argument("--config", choices=list(CONFIGS), default="tiny")
-    parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--steps", type=int, default=20, help="timed steps")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    parser.add_argument("--device", type=cli.device, default="cpu", help="cpu or cuda")
+    parser.add_argument("--steps", type=cli.positive_int, default=20, help="timed steps")
+    parser.add_argument("--warmup", type=cli.non_negative_int, default=3,
+                        help="untimed steps first")
     parser.add_argument("--json", action="store_true", help="print one JSON record, last")
     parser.add_argument("--profile", action="store_true",
                         help="then print a per-op time table over a few more steps")
@@ -422,4 +424,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

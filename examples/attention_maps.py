@@ -12,7 +12,6 @@ sentence, and every weight in attention.csv. Prints which source word each targe
 attends to most, and the words the chosen one attends to most in each encoder head.
 """
 
-import argparse
 import re
 import sys
 from pathlib import Path
@@ -20,10 +19,11 @@ from pathlib import Path
 import numpy as np
 
 import minigrad as mg
-from transformer import AttentionRecorder, greedy_decode
+from transformer import AttentionRecorder, cli, greedy_decode
 from transformer.analysis import plot_attention, write_csv
 from transformer.data import tokenize
 from transformer.run_folder import RunFolder
+from transformer.translator import Translator
 
 DEFAULT_SENTENCE = "the animal didn't cross the street because it was too tired"
 
@@ -109,17 +109,24 @@ def show_encoder_attention(weights, source, word, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.ArgumentParser(description=__doc__)
     parser.add_argument("--checkpoint", required=True, help="a training run folder")
     parser.add_argument("--which", default="best", choices=("best", "last"))
     parser.add_argument("--sentence", default=DEFAULT_SENTENCE)
-    parser.add_argument("--word", default="it",
-                        help="the source word whose encoder self-attention is shown")
-    parser.add_argument("--out", default="runs/attention_maps", help="folder for PNGs and CSV")
+    parser.add_argument("--word", help="the source word whose encoder self-attention is "
+                                       "shown (default: 'it', where the sentence has it)")
+    parser.add_argument("--out", default="runs/attention_maps", type=cli.output_folder,
+                        help="folder for PNGs and CSV")
     args = parser.parse_args(argv)
+    words = tokenize(args.sentence)
+    if args.word is not None and args.word.lower() not in words:
+        parser.error(f"--word {args.word!r} is not a word of --sentence {args.sentence!r}; "
+                     f"choose one of: {', '.join(dict.fromkeys(words))}")
     folder = RunFolder(args.checkpoint)
     model, vocab = folder.load_model(args.which), folder.vocab()
+    problem = Translator(model, vocab).problem(args.sentence)
+    if problem:
+        parser.error(f"--sentence {args.sentence!r}: {problem}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -129,9 +136,9 @@ def main(argv=None):
     decoder_inputs = [vocab.id_to_token(vocab.bos_id)] + target[:-1]
     write_csv(attention_rows(weights, source, target, decoder_inputs), out / "attention.csv")
     show_cross_attention(weights, source, target, out)
-    show_encoder_attention(weights, source, args.word.lower(), out)
+    show_encoder_attention(weights, source, (args.word or "it").lower(), out)
     print(f"plots and attention.csv in {out}")
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

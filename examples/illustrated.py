@@ -9,23 +9,23 @@ Writes OUT/walkthrough.md and its PNG figures (linked by relative paths). Withou
 main job's model from --seed, and says so at the top of the page. Headless (Agg canvas).
 """
 
-import argparse
 import time
 
+from transformer import cli
 from transformer.illustrated import load_subject, write_walkthrough
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.ArgumentParser(description=__doc__)
     parser.add_argument("--checkpoint", help="a training run folder (default: an untrained "
                                              "model on the toy-en-es vocabulary)")
     parser.add_argument("--which", default="best", choices=("best", "last"))
-    parser.add_argument("--out", default="runs/illustrated",
+    parser.add_argument("--out", default="runs/illustrated", type=cli.output_folder,
                         help="folder for walkthrough.md and its figures")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=cli.non_negative_int, default=0,
                         help="initialization seed without --checkpoint")
-    parser.add_argument("--dpi", type=int, default=72, help="resolution of the figures")
+    parser.add_argument("--dpi", type=cli.positive_int, default=72,
+                        help="resolution of the figures")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     subject = load_subject(args.checkpoint, args.which, args.out, seed=args.seed, dpi=args.dpi)
@@ -36,4 +36,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

@@ -11,11 +11,11 @@ depends on the offset k only, not on pos, and is the same in both layouts (they 
 same pairs of values), peaking at k = 0 with d_model / 2.
 """
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 
+from transformer import cli
 from transformer.analysis import plot_curves, plot_positional_encoding, write_csv
 from transformer.positional import sinusoidal_encoding
 
@@ -29,14 +29,17 @@ def dot_products(table, position, max_offset):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--d-model", type=int, default=512)
-    parser.add_argument("--positions", type=int, default=20, help="rows of the heat maps")
-    parser.add_argument("--max-offset", type=int, default=100)
-    parser.add_argument("--out", default="runs/positional_encoding",
+    parser = cli.ArgumentParser(description=__doc__)
+    parser.add_argument("--d-model", type=cli.positive_int, default=512)
+    parser.add_argument("--positions", type=cli.positive_int, default=20,
+                        help="rows of the heat maps")
+    parser.add_argument("--max-offset", type=cli.non_negative_int, default=100)
+    parser.add_argument("--out", default="runs/positional_encoding", type=cli.output_folder,
                         help="folder for PNGs and CSVs")
     args = parser.parse_args(argv)
+    if args.d_model % 2:
+        parser.error(f"--d-model {args.d_model}: sinusoidal positions pair a sine with a "
+                     "cosine, so d_model must be even")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     length = max(args.positions, max(POSITIONS) + args.max_offset + 1)
@@ -73,4 +76,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

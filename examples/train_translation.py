@@ -13,7 +13,7 @@ command); --resume then continues exactly where it stopped. With --resume only -
 
 from transformer import cli
 from transformer.data import TASKS
-from transformer.pipeline import ResumeConflict, train_translation
+from transformer.pipeline import MAIN_JOB_MODEL, ResumeConflict, train_translation
 
 # The flag of each option of the library, for messages about them.
 FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": "--heads",
@@ -41,7 +41,7 @@ def parse_arguments(argv=None):
     run.add_argument("--resume", action="store_true", help="continue the run in --out")
     run.add_argument("--overwrite", action="store_true",
                      help="replace the run in --out (once every flag has been checked)")
-    parser.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N")
+    parser.add_argument("--device", type=cli.device, default="cpu", help="cpu | cuda | cuda:N")
     model = parser.add_argument_group("model (defaults: transformer.pipeline.MAIN_JOB_MODEL)")
     model.add_argument("--d-model", type=cli.positive_int)
     model.add_argument("--heads", type=cli.positive_int)
@@ -67,6 +67,12 @@ def parse_arguments(argv=None):
                      "file (add --task pairs)")
     if args.task == "pairs" and args.data is None and not args.resume:
         parser.error("--task pairs needs --data FILE, a TSV file of 'source<TAB>target' lines")
+    d_model = args.d_model or MAIN_JOB_MODEL["d_model"]
+    heads = args.heads or MAIN_JOB_MODEL["n_heads"]
+    if not args.resume and (d_model % heads or d_model % 2):
+        parser.error(f"--d-model {d_model} with --heads {heads}: d_model must be even (sine "
+                     "and cosine positions) and divisible by the number of heads (each head "
+                     "gets d_model / heads dimensions)")
     return args
 
 

@@ -17,8 +17,10 @@ Ctrl-C).
 
 import argparse
 import os
+import re
 import sys
 import traceback
+from pathlib import Path
 
 from minigrad.errors import ConfigError, MinigradError
 
@@ -109,3 +111,19 @@ def non_negative_float(text):
 def probability(text):
     """A dropout rate: 0 <= p < 1."""
     return _number(float, text, lambda v: 0 <= v < 1, "a rate in [0, 1)")
+
+
+def output_folder(text):
+    """A folder to write results into: missing is fine (the tool makes it), a file is not."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file; give a folder to write into")
+    return path
+
+
+def device(text):
+    """A device name: cpu, cuda or cuda:N (whether that device is there is checked when it
+    is first used)."""
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a device; use cpu, cuda or cuda:N")
+    return text

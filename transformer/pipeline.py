@@ -107,7 +107,6 @@ def train_translation(task, out, model_options=None, training_options=None, data
     else:
         folder.check_new_run(overwrite)
         task = task or "toy-en-es"
-        data = None if data is None else str(Path(data).resolve())
         training_config = TrainingConfig(**(training_options or {}))
     splits = load_splits(task, data, training_config.seed)
     if resume:
@@ -132,7 +131,8 @@ def train_translation(task, out, model_options=None, training_options=None, data
         print(f"resuming {folder.path} from step {resumed_from} of {training_config.steps}")
     else:
         def write_first_state(staging):
-            staging.write_json("config.json", {"task": {"name": task, "data": data},
+            data_file = None if data is None else str(Path(data).resolve())
+            staging.write_json("config.json", {"task": {"name": task, "data": data_file},
                                                "model": model_config.to_dict(),
                                                "training": asdict(training_config)})
             vocab.save(staging.file("vocab.json"))
@@ -155,7 +155,7 @@ def resumed_configuration(folder, task, data, model_options, training_options):
     RESUMABLE_OPTIONS of `training_options`; ResumeConflict for any other option given with
     a value other than the run's."""
     if not folder.holds_run() or not folder.file("config.json").exists():
-        raise ConfigError(f"{folder.path} holds no training run to resume; start one "
+        raise ConfigError(f"there is no training run in {folder.path} to resume; start one "
                           "without --resume")
     saved = folder.config()
     saved_task = saved.get("task", {})
