@@ -69,10 +69,13 @@ def parse_arguments(argv=None):
         parser.error("--task pairs needs --data FILE, a TSV file of 'source<TAB>target' lines")
     d_model = args.d_model or MAIN_JOB_MODEL["d_model"]
     heads = args.heads or MAIN_JOB_MODEL["n_heads"]
-    if not args.resume and (d_model % heads or d_model % 2):
-        parser.error(f"--d-model {d_model} with --heads {heads}: d_model must be even (sine "
-                     "and cosine positions) and divisible by the number of heads (each head "
-                     "gets d_model / heads dimensions)")
+    if not args.resume and d_model % 2:
+        parser.error(f"--d-model {d_model}: must be even (the sinusoidal positions pair a sine "
+                     "with a cosine)")
+    if not args.resume and d_model % heads:
+        parser.error(f"--heads {heads} does not divide d_model {d_model}"
+                     f"{'' if args.d_model else ' (the default)'}: each head gets d_model / "
+                     "heads dimensions")
     return args
 
 

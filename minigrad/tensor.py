@@ -26,7 +26,7 @@ def _is_array(data):
 
 
 def as_array(data, dtype=None, backend=None):
-    """Python data / NumPy / CuPy array -> a new array of `backend` (CONVENTIONS: dtypes).
+    """Python data / NumPy / CuPy array -> a new array of `backend` (docs/conventions.md, dtypes).
 
     An array keeps its dtype; Python floats take the default dtype, ints int64, bools bool.
     Without `backend`, an array stays where it is and Python data goes to the default device.
@@ -381,7 +381,7 @@ class _HookHandle:
 
 
 def tensor(data, requires_grad=False, dtype=None, device=None):
-    """A new leaf tensor holding a copy of `data` (CONVENTIONS: dtypes)."""
+    """A new leaf tensor holding a copy of `data` (docs/conventions.md, dtypes)."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 

@@ -1,5 +1,5 @@
 """minigrad.nn.functional: the fused neural-network ops, with PyTorch's names and arguments
-(differences are documented in CONVENTIONS: fully masked rows and all-ignored targets give
+(differences are documented in docs/conventions.md: fully masked rows and all-ignored targets give
 zeros, never NaN)."""
 
 import numpy as np

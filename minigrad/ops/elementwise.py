@@ -77,7 +77,7 @@ class Power(BinaryFunction):
 
 
 class Maximum(BinaryFunction):
-    """Elementwise maximum; at ties the gradient is split evenly (CONVENTIONS)."""
+    """Elementwise maximum; at ties the gradient is split evenly (docs/conventions.md)."""
 
     name = "maximum"
 
@@ -293,7 +293,7 @@ class Where(Function):
 
 
 class MaskedFill(Function):
-    """x with `value` where mask is True (CONVENTIONS: True = masked out)."""
+    """x with `value` where mask is True (docs/conventions.md, Masks: True = masked out)."""
 
     name = "masked_fill"
     creates_nonfinite = True

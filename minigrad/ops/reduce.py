@@ -87,7 +87,7 @@ class Var(Reduction):
 
 
 class _Extremum(Reduction):
-    """max / min: values only; at ties the gradient is split evenly (CONVENTIONS)."""
+    """max / min: values only; at ties the gradient is split evenly (docs/conventions.md)."""
 
     def backward(self, grad):
         x = self.inputs[0].data

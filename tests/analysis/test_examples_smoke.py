@@ -33,8 +33,8 @@ VERDICT = re.compile(r" -> (held|NOT held|reported)$")
 
 @pytest.fixture(scope="module")
 def run_folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("run")
-    data = folder / "pairs.tsv"
+    root = tmp_path_factory.mktemp("attention")
+    folder, data = root / "run", root / "pairs.tsv"
     data.write_text("".join(f"{src}\t{tgt}\n" for src, tgt in PAIRS))
     train_translation("pairs", folder, data=str(data),
                       model_options=dict(d_model=16, n_heads=2, n_encoder_layers=2,

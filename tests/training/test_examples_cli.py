@@ -23,10 +23,10 @@ def example(script, *args):
     return command, {**os.environ, "PYTHONPATH": str(REPO)}
 
 
-def run_example(script, *args, stdin="", timeout=60):
+def run_example(script, *args, stdin="", timeout=60, cwd=None):
     command, env = example(script, *args)
     return subprocess.run(command, input=stdin, capture_output=True, text=True, env=env,
-                          timeout=timeout, check=False)  # tests look at the exit status
+                          timeout=timeout, cwd=cwd, check=False)  # tests read the status
 
 
 def read_records(folder):

@@ -1,7 +1,7 @@
 """The Trainer and the training pipeline: a tiny run learns; an interrupted run (a shorter run,
 or a real Ctrl-C) resumed from last.npz ends bitwise where an uninterrupted run ends; a NaN or
-Inf stops training and keeps the last good checkpoint; the run folder holds what CONVENTIONS
-says; callbacks see the right arguments.
+Inf stops training and keeps the last good checkpoint; the run folder holds what
+docs/conventions.md says; callbacks see the right arguments.
 
 All runs are on the CPU, with dropout on (so the random state must resume too)."""
 

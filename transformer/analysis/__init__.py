@@ -1,7 +1,7 @@
 """Study tools: how gradients flow through the residual paths, and what attention looks at.
 
 - `GradientFlowRecorder(model, config_label)`: per-block gradient norms, the residual
-  stream's size and per-parameter gradient norms and update ratios (CONVENTIONS
+  stream's size and per-parameter gradient norms and update ratios (docs/conventions.md
   "Gradient-flow records"), as a context manager and a Trainer callback;
 - `residual_jacobian_norms(model, batch)`: ‖∂x_L/∂x_l‖ for every layer l of each stack;
 - `plots`: the figures (matplotlib, the `examples` extra);

@@ -1,5 +1,5 @@
-"""GradientFlowRecorder: the gradient-flow records of CONVENTIONS, taken with tensor hooks that
-every ResidualBlock's observer registers while recording, and the rows' exports."""
+"""GradientFlowRecorder: the gradient-flow records of docs/conventions.md, taken with tensor
+hooks that every ResidualBlock's observer registers while recording, and the rows' exports."""
 
 import csv
 import json
@@ -68,7 +68,7 @@ class GradientFlowRecorder(Callback):
     """Records how the gradient flows through every ResidualBlock, pass by pass.
 
     Per block (stack, layer, sublayer), with x its input, s its residual sum and out its
-    output (CONVENTIONS): `grad_in` = ‖∂L/∂x‖, `grad_out` = ‖∂L/∂out‖, `grad_skip` = ‖∂L/∂s‖
+    output (docs/conventions.md): `grad_in` = ‖∂L/∂x‖, `grad_out` = ‖∂L/∂out‖, `grad_skip` = ‖∂L/∂s‖
     (0 without a residual), `grad_branch` = the part of ∂L/∂x that comes through the branch.
     Per layer: `stream_sq_norm_per_dim`, the residual stream at the layer's output. Per
     parameter: `param_grad_norm` (by `end_pass`) and `update_ratio` ‖Δw‖/‖w‖ (by

@@ -1,0 +1,107 @@
+"""The figures the README prints for the main job, and the headline figures of the committed
+walkthrough (docs/illustrated/walkthrough.md), are what a fresh default run gives now.
+
+Tolerances survive another CPU (a different BLAS kernel takes training down another float
+path): exact match ±0.01, BLEU ±0.5, timings ignored; translations, counts and sizes exact.
+The walkthrough's per-weight numbers (attention weights, vector entries) depend on that float
+path and are not compared; its structure is (the same sections, the same count of numbers)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCORE = re.compile(r"^\s*(test|compositional|cross_construction): exact match ([\d.]+)\s+BLEU "
+                   r"([\d.]+)\s+token accuracy ([\d.]+)$")
+PHENOMENON = re.compile(r"^    (\w+)\s+exact match ([\d.]+)$")
+SHOWCASE = re.compile(r"^  (.+)  ->  (.+)$")
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+pytestmark = pytest.mark.slow
+
+
+def readme_output():
+    """The lines of the README's "What the main job prints" block."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("### What the main job prints", 1)[1]
+    return section.split("```", 2)[1].strip("\n").splitlines()
+
+
+def figures(lines):
+    """{split: (exact match, BLEU, token accuracy)}, {phenomenon: exact match}, [(sentence,
+    translation)] of main-job output lines."""
+    scores, phenomena, showcase = {}, {}, []
+    for line in lines:
+        if match := SCORE.match(line):
+            scores[match[1]] = tuple(map(float, match.groups()[1:]))
+        elif match := PHENOMENON.match(line):
+            phenomena[match[1]] = float(match[2])
+        elif match := SHOWCASE.match(line):
+            showcase.append((match[1], match[2]))
+    return scores, phenomena, showcase
+
+
+def test_the_readme_prints_what_the_main_job_prints(main_job_run):
+    committed = figures(readme_output())
+    fresh = figures(main_job_run.stdout.splitlines())
+    (scores, phenomena, showcase), (fresh_scores, fresh_phenomena, fresh_showcase) = \
+        committed, fresh
+    assert scores.keys() == fresh_scores.keys() and "test" in scores
+    for split, (exact, bleu, accuracy) in scores.items():
+        fresh_exact, fresh_bleu, fresh_accuracy = fresh_scores[split]
+        assert abs(exact - fresh_exact) <= 0.01, (split, exact, fresh_exact)
+        assert abs(bleu - fresh_bleu) <= 0.5, (split, bleu, fresh_bleu)
+        assert abs(accuracy - fresh_accuracy) <= 0.01, (split, accuracy, fresh_accuracy)
+    assert phenomena.keys() == fresh_phenomena.keys()
+    for name, exact in phenomena.items():
+        assert abs(exact - fresh_phenomena[name]) <= 0.01, (name, exact, fresh_phenomena[name])
+    assert showcase == fresh_showcase
+    report = re.compile(r"^trained (\d+) steps in .*; best checkpoint: step (\d+)",
+                        flags=re.MULTILINE)
+    (steps, best), = report.findall("\n".join(readme_output()))
+    (fresh_steps, fresh_best), = report.findall(main_job_run.stdout)
+    assert steps == fresh_steps
+    validated = {r["step"] for r in map(json.loads, (main_job_run.folder / "metrics.jsonl")
+                                        .read_text().splitlines()) if r["split"] == "valid"}
+    assert int(best) in validated and int(fresh_best) == main_job_run.metrics["best_step"]
+
+
+def walkthrough_numbers(text, run_folder_name):
+    """The numbers of the walkthrough's text, the run folder's path and image links left out."""
+    text = text.replace(run_folder_name, "RUN")
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)
+    return [n.replace(",", "") for n in NUMBER.findall(text)]
+
+
+def test_the_committed_walkthrough_has_the_figures_of_a_fresh_run(main_job_run, tmp_path):
+    out = tmp_path / "illustrated"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "illustrated.py"), "--checkpoint",
+         str(main_job_run.folder), "--out", str(out)],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr
+    committed_text = (REPO / "docs" / "illustrated" / "walkthrough.md").read_text()
+    fresh_text = (out / "walkthrough.md").read_text()
+    heading = re.compile(r"^## .+$", flags=re.MULTILINE)
+    assert heading.findall(committed_text) == heading.findall(fresh_text)
+    committed = walkthrough_numbers(committed_text, "runs/toy-en-es")
+    fresh = walkthrough_numbers(fresh_text, str(main_job_run.folder))
+    assert len(committed) == len(fresh)
+
+    intro = re.compile(r"translates ([\d.]+)% of the test sentences exactly \(BLEU ([\d.]+)\)")
+    (exact, bleu), = intro.findall(committed_text)
+    (fresh_exact, fresh_bleu), = intro.findall(fresh_text)
+    assert abs(float(exact) - float(fresh_exact)) <= 1.0  # percent: ±0.01
+    assert abs(float(bleu) - float(fresh_bleu)) <= 0.5
+    first = re.compile(r"Greedy decoding of `([^`]+)` gives \*\*`([^`]+)`\*\*")
+    assert first.findall(committed_text) == first.findall(fresh_text)
+    counts = re.compile(r"^\|[^|]*\|[^|]*\|[^|]*\| \**([\d,]+)\** \|$", flags=re.MULTILINE)
+    assert counts.findall(committed_text) == counts.findall(fresh_text)  # parameter table
+    vocabulary = re.compile(r"vocabulary of (\d+) tokens")
+    assert vocabulary.findall(committed_text) == vocabulary.findall(fresh_text)
