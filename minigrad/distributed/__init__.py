@@ -1,0 +1,50 @@
+"""Data-parallel training over several processes (one model replica per process).
+
+    mpiexec -n 2 python -m mpi4py my_training.py
+
+`init()` returns the communicator of this process group: an `MPICommunicator` (mpi4py and
+an MPI from PyPI wheels, the `distributed` extra) when the process was started by an MPI
+launcher, a `SingleProcess` (world size 1, every collective a no-op) otherwise. A training
+loop then checks and broadcasts the parameters and sums the gradients with a
+`GradientReducer` (reducer.py); docs/distributed.md has the design and its promises.
+
+`python -m mpi4py` (rather than plain `python`) makes an exception on any rank end the whole
+job, with that rank's traceback, instead of leaving the other ranks waiting.
+"""
+
+import os
+
+from .communicator import DistributedError, MPICommunicator, SingleProcess
+from .reducer import GradientReducer
+
+# Variables that MPI launchers set in the processes they start (MPICH / Intel MPI's hydra,
+# Open MPI, PMIx-based launchers, Slurm's srun with PMI).
+_LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
+
+
+def launched_by_mpi():
+    """Whether an MPI launcher (mpiexec, mpirun, srun) started this process."""
+    return any(name in os.environ for name in _LAUNCHER_VARIABLES)
+
+
+def init(required=False, timeout_s=600.0):
+    """The communicator of this process: MPI when launched by mpiexec, else a single process.
+    With `required`, a process that was not launched by mpiexec is a DistributedError that
+    says how to launch it; a launched one without mpi4py always is."""
+    if not launched_by_mpi():
+        if required:
+            raise DistributedError(
+                "distributed training needs an MPI launcher: run it as `mpiexec -n 2 python "
+                "-m mpi4py SCRIPT ...` (pip install -e '.[distributed]' installs mpi4py and "
+                "MPICH)")
+        return SingleProcess()
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        raise DistributedError("this process was started by mpiexec, but mpi4py is not "
+                               "installed: pip install -e '.[distributed]'") from None
+    return MPICommunicator(timeout_s)
+
+
+__all__ = ["DistributedError", "GradientReducer", "MPICommunicator", "SingleProcess", "init",
+           "launched_by_mpi"]

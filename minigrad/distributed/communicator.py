@@ -1,0 +1,117 @@
+"""Communicators: the few collectives data-parallel training needs, on one process or many.
+
+- `SingleProcess`: world size 1; every collective returns its input (what the Trainer sees
+  when it is not launched by mpiexec, so that it has no special cases).
+- `MPICommunicator`: MPI through mpi4py, on host (NumPy) arrays.
+
+Every collective of `MPICommunicator` is started non-blocking and waited for by polling with
+short sleeps, so that a waiting rank sleeps instead of spinning a core (MPI's blocking calls
+busy-wait), and so that it has a deadline: a rank that waits longer than `timeout_s` prints
+which collective it was in and at which step, and aborts the whole job (MPI jobs otherwise
+hang for ever when one rank dies or takes another path).
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+
+from ..errors import MinigradError
+
+
+class DistributedError(MinigradError, RuntimeError):
+    """Ranks that disagree (parameters, steps), a launcher or library that is missing."""
+
+
+class SingleProcess:
+    """The communicator of a process that trains alone: rank 0 of 1."""
+
+    rank, world_size, local_rank = 0, 1, 0
+    name = "single process"
+
+    def __init__(self):
+        self.context = ""
+
+    def allreduce_sum_(self, array, what="allreduce"):
+        return array
+
+    def allgather(self, array, what="allgather"):
+        return np.asarray(array)[None]
+
+    def broadcast_(self, array, root=0, what="broadcast"):
+        return array
+
+    def allgather_object(self, value, what="allgather"):
+        return [value]
+
+    def barrier(self, what="barrier"):
+        pass
+
+
+class MPICommunicator:
+    """MPI_COMM_WORLD of mpi4py; `timeout_s` is every collective's deadline."""
+
+    name = "MPI"
+
+    def __init__(self, timeout_s=600.0, comm=None):
+        from mpi4py import MPI
+
+        self.MPI = MPI
+        self.comm = MPI.COMM_WORLD if comm is None else comm
+        self.rank, self.world_size = self.comm.Get_rank(), self.comm.Get_size()
+        self.local_rank = self.comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
+        self.timeout_s = float(timeout_s)
+        self.context = ""  # e.g. "step 12": named in a deadline's message
+
+    # ----- the collectives -----------------------------------------------------------------------
+    def allreduce_sum_(self, array, what="allreduce"):
+        """Sum `array` (contiguous NumPy) over the ranks, in place."""
+        self._wait(self.comm.Iallreduce(self.MPI.IN_PLACE, array, op=self.MPI.SUM), what)
+        return array
+
+    def allgather(self, array, what="allgather"):
+        """(world_size, *array.shape): every rank's `array`, in rank order."""
+        array = np.ascontiguousarray(array)
+        gathered = np.empty((self.world_size, *array.shape), array.dtype)
+        self._wait(self.comm.Iallgather(array, gathered), what)
+        return gathered
+
+    def broadcast_(self, array, root=0, what="broadcast"):
+        """Rank `root`'s `array` into every rank's `array`, in place."""
+        self._wait(self.comm.Ibcast(array, root=root), what)
+        return array
+
+    def allgather_object(self, value, what="allgather"):
+        """Every rank's JSON-able `value`, in rank order (sent as JSON, never pickled)."""
+        data = np.frombuffer(json.dumps(value).encode("utf-8"), np.uint8)
+        sizes = self.allgather(np.array([data.size], np.int64), what)[:, 0]
+        gathered = np.empty(int(sizes.sum()), np.uint8)
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        self._wait(self.comm.Iallgatherv(data, [gathered, sizes, offsets, self.MPI.BYTE]), what)
+        return [json.loads(bytes(gathered[o:o + s]).decode("utf-8"))
+                for o, s in zip(offsets, sizes)]
+
+    def barrier(self, what="barrier"):
+        self._wait(self.comm.Ibarrier(), what)
+
+    # ----- waiting with a deadline ----------------------------------------------------------------
+    def _wait(self, request, what):
+        started = time.monotonic()
+        pause = 1e-5
+        while not request.Test():
+            waited = time.monotonic() - started
+            if waited > self.timeout_s:
+                self.abort(
+                    f"rank {self.rank} of {self.world_size} waited {waited:.0f} s for "
+                    f"{what}{' at ' + self.context if self.context else ''}; the other ranks "
+                    "never joined it. Usually one rank died or hangs, or the ranks took "
+                    "different paths (a different number of steps or batches); raise the "
+                    "deadline (--collective-timeout) if a step is simply slow")
+            time.sleep(pause)
+            pause = min(2 * pause, 0.01)
+
+    def abort(self, message):
+        """Print `message` on this rank's stderr and end every rank of the job."""
+        print(f"error: {message}", file=sys.stderr, flush=True)
+        self.comm.Abort(1)
