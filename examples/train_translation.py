@@ -8,7 +8,10 @@ A folder that already holds a run is never overwritten by accident: continue it 
 --resume, replace it with --overwrite, or choose another --out. Ctrl-C stops after the current
 step, saves last.npz and exits with status 130 (the shell's convention for an interrupted
 command); --resume then continues exactly where it stopped. With --resume only --steps,
---time-limit, --eval-every and --no-progress may change.
+--time-limit, --eval-every, --accumulate and --no-progress may change (and the number of
+processes: see docs/distributed.md).
+
+    mpiexec -n 2 python -m mpi4py examples/train_translation.py --distributed
 """
 
 from transformer import cli
@@ -20,7 +23,8 @@ FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": 
          "n_encoder_layers": "--layers", "n_decoder_layers": "--layers", "d_ff": "--d-ff",
          "dropout": "--dropout", "norm_first": "--norm-first", "steps": "--steps",
          "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
-         "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed"}
+         "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed",
+         "accumulate": "--accumulate"}
 
 # Defaults of the training flags (those of a new run; a resumed run keeps its own).
 TRAINING_DEFAULTS = {"batch_size": 64, "warmup_steps": 400, "lr_factor": 1.0,
@@ -60,6 +64,10 @@ def parse_arguments(argv=None):
     training.add_argument("--time-limit", type=cli.positive_float,
                           help="stop training after this many seconds (default: no limit)")
     training.add_argument("--seed", type=cli.non_negative_int, help="default 0")
+    training.add_argument("--accumulate", type=cli.positive_int,
+                          help="micro-batches per step and rank (gradient accumulation; "
+                               "default 1): the global batch is --batch-size all the same")
+    cli.add_distributed_arguments(parser)
     training.add_argument("--no-progress", action="store_true", help="log lines, no tqdm bar")
     args = parser.parse_args(argv)
     if args.data is not None and args.task not in ("pairs", "de-en"):
@@ -85,7 +93,8 @@ def main(argv=None):
     training = given(steps=args.steps, warmup_steps=args.warmup, batch_size=args.batch_size,
                      lr_factor=args.lr_factor, eval_every=eval_every,
                      checkpoint_every=eval_every, time_limit_s=args.time_limit, seed=args.seed,
-                     progress=False if args.no_progress else None)
+                     accumulate=args.accumulate, progress=False if args.no_progress else None)
+    communicator = cli.communicator(args)
     if not args.resume:
         training = {**TRAINING_DEFAULTS, "checkpoint_every": TRAINING_DEFAULTS["eval_every"],
                     **training}
@@ -97,15 +106,15 @@ def main(argv=None):
                                 n_encoder_layers=args.layers, n_decoder_layers=args.layers,
                                 d_ff=args.d_ff, dropout=args.dropout,
                                 norm_first=args.norm_first or None),
-            training_options=training)
+            training_options=training, communicator=communicator)
     except ResumeConflict as conflict:
         flags = dict.fromkeys(f"{FLAGS.get(name, name)} {given_value}"
                               f" (the run has {saved})"
                               for name, given_value, saved in conflict.conflicts)
         raise cli.UsageError(f"--resume keeps the run's own options, but these differ: "
-                             f"{'; '.join(flags)}; only --steps, --time-limit, --eval-every "
-                             "and --no-progress may change (or start a new run with "
-                             "--overwrite or another --out)") from None
+                             f"{'; '.join(flags)}; only --steps, --time-limit, --eval-every, "
+                             "--accumulate and --no-progress may change (or start a new run "
+                             "with --overwrite or another --out)") from None
     if metrics is None:  # interrupted by Ctrl-C: last.npz is saved
         return 130
     return 0

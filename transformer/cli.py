@@ -127,3 +127,25 @@ def device(text):
     if not re.fullmatch(r"cpu|cuda(:\d+)?", text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a device; use cpu, cuda or cuda:N")
     return text
+
+
+# ----- several processes ------------------------------------------------------------------
+
+def add_distributed_arguments(parser):
+    """--distributed and --collective-timeout (docs/distributed.md)."""
+    group = parser.add_argument_group("several processes (docs/distributed.md)")
+    group.add_argument("--distributed", action="store_true",
+                       help="data-parallel over the ranks of `mpiexec -n N python -m mpi4py "
+                            f"{parser.prog} --distributed ...`")
+    group.add_argument("--collective-timeout", type=positive_float, default=600.0,
+                       help="seconds a rank waits for the others before it aborts the job "
+                            "(default 600)")
+
+
+def communicator(args):
+    """The communicator of `--distributed` (None without it)."""
+    if not args.distributed:
+        return None
+    from minigrad import distributed
+
+    return distributed.init(required=True, timeout_s=args.collective_timeout)

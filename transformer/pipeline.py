@@ -1,10 +1,12 @@
 """The main job as one function: data -> vocabulary -> model -> Trainer -> final evaluation,
 leaving a complete run folder. The example scripts only parse flags and call this."""
 
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 import minigrad as mg
+from minigrad.distributed import SingleProcess
 from minigrad.errors import ConfigError
 
 from .config import TransformerConfig
@@ -18,7 +20,7 @@ from .training import Trainer, TrainingConfig
 # What a resumed run may change: how long it goes on and how it reports (nothing that would
 # make it differ from an uninterrupted run of the same length).
 RESUMABLE_OPTIONS = ("steps", "time_limit_s", "progress", "eval_every", "log_every",
-                     "checkpoint_every")
+                     "checkpoint_every", "accumulate")
 
 
 class ResumeConflict(ConfigError):
@@ -88,7 +90,8 @@ def load_splits(task, data=None, seed=0):
 
 
 def train_translation(task, out, model_options=None, training_options=None, data=None,
-                      resume=False, overwrite=False, device=None, showcase=SHOWCASE):
+                      resume=False, overwrite=False, device=None, showcase=SHOWCASE,
+                      communicator=None):
     """Train on `task` (None: toy-en-es, or with `resume` the run's own) into run folder
     `out`, then evaluate the best checkpoint on every held-out split. Returns the final
     metrics (also metrics.json), or None when training was interrupted.
@@ -97,21 +100,32 @@ def train_translation(task, out, model_options=None, training_options=None, data
     its saved configuration holds, and options given that differ from it raise
     ResumeConflict, except RESUMABLE_OPTIONS) or `overwrite` (replace it whole, once
     everything of the new run has been checked). Every option and input is checked before
-    anything is written."""
+    anything is written.
+
+    With a `communicator` of several ranks (minigrad.distributed), every rank runs this with
+    the same arguments and reads the data; rank 0 alone reads and writes the run folder (what
+    a resumed run needs is broadcast from it), prints, and evaluates at the end (the other
+    ranks return {})."""
+    communicator = communicator if communicator is not None else SingleProcess()
+    chief = communicator.rank == 0
     folder = RunFolder(out)
     if device is not None:
         mg.set_default_device(device)
     if resume:
-        task, data, model_config, training_config = resumed_configuration(
-            folder, task, data, model_options, training_options)
+        saved = communicator.broadcast_object(
+            _saved_run(folder, task, data, model_options, training_options) if chief else None,
+            what="the broadcast of the run's configuration")
+        task, data = saved["task"], saved["data"]
+        model_config = TransformerConfig.from_dict(saved["model"])
+        training_config = TrainingConfig.from_dict(saved["training"])
+        vocab = Vocab.from_record(saved["vocab"])
     else:
-        folder.check_new_run(overwrite)
+        if chief:
+            folder.check_new_run(overwrite)
         task = task or "toy-en-es"
         training_config = TrainingConfig(**(training_options or {}))
     splits = load_splits(task, data, training_config.seed)
-    if resume:
-        vocab = folder.vocab()
-    else:
+    if not resume:
         vocab = build_vocab(splits)
         model_config = build_model_config(vocab, splits, model_options)
 
@@ -119,17 +133,21 @@ def train_translation(task, out, model_options=None, training_options=None, data
     model = Transformer(model_config)
     batches = BatchIterator(encode_pairs(splits["train"], vocab), vocab,
                             training_config.batch_size, seed=training_config.seed)
-    trainer = Trainer(model, batches, splits["valid"], vocab, training_config, out=out)
+    trainer = Trainer(model, batches, splits["valid"], vocab, training_config, out=out,
+                      communicator=communicator)
     if resume:
-        state = folder.read_checkpoint("last", model_config, vocab, device=model.device)
-        if state["step"] >= training_config.steps and folder.file("metrics.json").exists():
-            print(f"{folder.path} has finished its {state['step']} steps; nothing to do (give "
-                  "--steps with a larger number to train longer)")
-            return folder.read_json("metrics.json")
+        state = _last_checkpoint(folder, model_config, vocab, model.device, communicator)
+        if saved["finished"]:
+            if chief:
+                print(f"{folder.path} has finished its {state['step']} steps; nothing to do "
+                      "(give --steps with a larger number to train longer)")
+            return folder.read_json("metrics.json") if chief else {}
         resumed_from = trainer.resume(state)
-        folder.truncate_metrics(resumed_from)
-        print(f"resuming {folder.path} from step {resumed_from} of {training_config.steps}")
-    else:
+        if chief:
+            folder.truncate_metrics(resumed_from)
+            print(f"resuming {folder.path} from step {resumed_from} of "
+                  f"{training_config.steps}")
+    elif chief:
         def write_first_state(staging):
             data_file = None if data is None else str(Path(data).resolve())
             staging.write_json("config.json", {"task": {"name": task, "data": data_file},
@@ -142,12 +160,40 @@ def train_translation(task, out, model_options=None, training_options=None, data
         folder.create(write_first_state, overwrite)
     if not trainer.train():
         return None
+    if not chief:
+        return {}
     best = "" if trainer.best_step is None else \
         f"; best checkpoint: step {trainer.best_step} (validation exact match " \
         f"{trainer.best[0]:.4f})"
     print(f"trained {trainer.step} steps in {trainer.train_seconds:.0f} s (wall "
           f"{trainer.wall_seconds:.0f} s){best}")
     return final_report(folder, splits, trainer.train_seconds, showcase, trainer.best_step)
+
+
+def _saved_run(folder, task, data, model_options, training_options):
+    """What a resumed run needs from its folder, as JSON: its configuration (with the
+    RESUMABLE_OPTIONS given), its vocabulary, and whether it has finished."""
+    task, data, model_config, training_config = resumed_configuration(
+        folder, task, data, model_options, training_options)
+    state = folder.read_checkpoint("last", model_config, folder.vocab())
+    return {"task": task, "data": data, "model": model_config.to_dict(),
+            "training": asdict(training_config), "vocab": folder.vocab().to_record(),
+            "finished": state["step"] >= training_config.steps
+            and folder.file("metrics.json").exists()}
+
+
+def _last_checkpoint(folder, model_config, vocab, device, communicator):
+    """The state of `folder`'s last.npz, read on rank 0 and sent to the other ranks (which
+    need no access to the folder)."""
+    if communicator.world_size == 1:
+        return folder.read_checkpoint("last", model_config, vocab, device=device)
+    path = folder.checkpoint("last")
+    data = communicator.broadcast_bytes(path.read_bytes() if communicator.rank == 0 else b"",
+                                        what="the broadcast of last.npz")
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "last.npz"
+        copy.write_bytes(data)
+        return mg.load(copy, device=device)
 
 
 def resumed_configuration(folder, task, data, model_options, training_options):

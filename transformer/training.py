@@ -13,11 +13,15 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
+
 import minigrad as mg
+from minigrad.distributed import GradientReducer, SingleProcess
 from minigrad.errors import ConfigError
 from minigrad.nn import functional as F
 from minigrad.optim import Adam, NoamSchedule, clip_grad_norm_
 
+from .data.batching import Batch
 from .evaluation import evaluate
 from .run_folder import RunFolder
 
@@ -39,6 +43,7 @@ class TrainingConfig:
     seed: int = 0
     time_limit_s: float = 0.0  # stop early after this many seconds of training (0: no limit)
     progress: bool = True
+    accumulate: int = 1  # micro-batches per rank and step (gradient accumulation)
 
     def __post_init__(self):
         problems = [f"{name} must be an integer >= {least}, got {getattr(self, name)!r}"
@@ -63,7 +68,7 @@ class TrainingConfig:
 
 # What TrainingConfig allows: its integer fields and their least values, its real ones.
 _COUNTS = {"steps": 1, "batch_size": 1, "warmup_steps": 1, "log_every": 1, "eval_every": 1,
-           "eval_examples": 1, "checkpoint_every": 1, "seed": 0}
+           "eval_examples": 1, "checkpoint_every": 1, "seed": 0, "accumulate": 1}
 _REALS = {"lr_factor": (lambda v: v > 0, "> 0"), "clip_norm": (lambda v: v > 0, "> 0"),
           "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
           "time_limit_s": (lambda v: v >= 0, ">= 0 (0: no limit)")}
@@ -78,7 +83,9 @@ def _is_real(value):
 
 
 class Callback:
-    """Hooks into the loop; subclass and override what you need."""
+    """Hooks into the loop; subclass and override what you need. `batch` is the step's batch
+    (its last micro-batch when a step has several); on several ranks, `record["loss"]` in
+    `on_step_end` is this rank's share, and validation runs on rank 0 only."""
 
     def on_backward_end(self, trainer, step, batch):
         pass
@@ -97,12 +104,28 @@ class NonFiniteLossError(FloatingPointError):
 
 class Trainer:
     """Trains `model` on batches from `data` (a BatchIterator), validating on `valid` examples,
-    writing the run folder `out` (optional)."""
+    writing the run folder `out` (optional).
 
-    def __init__(self, model, data, valid, vocab, config, out=None, callbacks=()):
+    With a `communicator` of several ranks (minigrad.distributed) every rank trains a replica:
+    it takes its shards of each global batch, the gradients are summed over the ranks, and one
+    small collective per step agrees on the loss and on stopping (a non-finite loss, Ctrl-C
+    on any rank, the time limit), so that every rank stops after the same step. Rank 0 alone
+    logs, validates, shows progress and writes the run folder (docs/distributed.md)."""
+
+    def __init__(self, model, data, valid, vocab, config, out=None, callbacks=(),
+                 communicator=None):
         self.model, self.data, self.valid, self.vocab = model, data, valid, vocab
         self.config = config
-        self.folder = RunFolder(out) if out is not None else None  # made at the first write
+        self.communicator = communicator if communicator is not None else SingleProcess()
+        self.chief = self.communicator.rank == 0  # the rank that logs, validates and saves
+        self.folder = RunFolder(out) if out is not None and self.chief else None  # made at
+        # the first write
+        self.reducer = GradientReducer(model.named_parameters(), self.communicator)
+        if self.communicator.world_size > 1:
+            self.reducer.check_same_parameters()
+            self.reducer.broadcast_parameters()
+        if self.communicator.rank > 0:  # dropout masks of its own; rank 0 keeps the stream
+            mg.manual_seed(rank_seed(config.seed, self.communicator.rank, 0))  # of one process
         self.callbacks = list(callbacks)
         self.parameters = list(model.parameters())
         self.optimizer = Adam(self.parameters, lr=1.0, betas=(0.9, 0.98), eps=1e-9)
@@ -114,25 +137,49 @@ class Trainer:
         self.train_seconds = 0.0  # in train_step and batching, over the whole run
         self.wall_seconds = 0.0  # in train() (validation and checkpoints too), whole run
         self._progress = None  # the tqdm bar while train() runs
+        self._stop_requested = lambda: False  # this rank's Ctrl-C, while train() runs
+        self._stopping = None  # what every rank agreed at the last step: "interrupt", "time"
 
     # ----- one step ---------------------------------------------------------------------------
-    def train_step(self, batch):
+    def train_step(self, batch, global_tokens=None):
+        """One optimizer step on `batch`: a Batch (the loss is its mean), or a list of this
+        rank's micro-batches of one global batch of `global_tokens` target tokens (each loss
+        summed, then divided by that count, so that the gradients summed over micro-batches
+        and ranks are the gradient of the global batch's mean loss)."""
+        batches = [batch] if isinstance(batch, Batch) else batch
         self.model.train()
         self.optimizer.zero_grad()
-        logits = self.model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
-        loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=self.vocab.pad_id,
-                               label_smoothing=self.config.label_smoothing)
-        loss_value = loss.item()
-        self._stop_if_not_finite("loss", loss_value)
-        loss.backward()
+        loss_value = 0.0
+        with self.reducer.no_sync():
+            for micro in batches:
+                logits = self.model(micro.src, micro.tgt_in, micro.src_mask, micro.tgt_mask)
+                loss = F.cross_entropy(logits, micro.tgt_out, ignore_index=self.vocab.pad_id,
+                                       label_smoothing=self.config.label_smoothing,
+                                       reduction="mean" if global_tokens is None else "sum")
+                if global_tokens is not None:
+                    loss = loss / global_tokens
+                loss_value += loss.item()
+                loss.backward()
+        self.reducer.reduce()  # a rank's non-finite loss makes every rank's gradient so
+        self._stop_if_not_finite("loss", loss_value)  # before any update
         for callback in self.callbacks:
-            callback.on_backward_end(self, self.step + 1, batch)
+            callback.on_backward_end(self, self.step + 1, batches[-1])
         grad_norm = clip_grad_norm_(self.parameters, self.config.clip_norm)
         self._stop_if_not_finite("gradient norm", grad_norm)  # before it reaches the weights
         lr = self.optimizer.param_groups[0]["lr"]
         self.optimizer.step()
         self.scheduler.step()
         return {"loss": loss_value, "lr": lr, "grad_norm": grad_norm}
+
+    def _agree(self, loss_value):
+        """The step's one collective, at its end: the global loss (the sum of the ranks'
+        shares), and whether any rank asks to stop (Ctrl-C) or rank 0's time is up. Returns
+        the loss; what was agreed is in `self._stopping` (on one process: what it says)."""
+        out_of_time = self.chief and self._out_of_time()
+        values = np.array([loss_value, self._stop_requested(), out_of_time], np.float64)
+        self.communicator.allreduce_sum_(values, "the step's agreement on loss and stopping")
+        self._stopping = "interrupt" if values[1] else "time" if values[2] else None
+        return float(values[0])
 
     def _stop_if_not_finite(self, name, value):
         """Raise NonFiniteLossError for a NaN/Inf `value`, before the optimizer step, so that
@@ -150,16 +197,18 @@ class Trainer:
     def train(self):
         """Run until `config.steps` (or the time limit). Ctrl-C finishes the current step, saves
         `last.npz` and returns False (a second Ctrl-C stops at once)."""
-        self._progress = self._progress_bar()
+        self._progress = self._progress_bar() if self.chief else None
+        self._stopping = None
         started = time.perf_counter()
         try:
             with self._interruptible() as interrupted:
-                while self.step < self.config.steps and not self._out_of_time():
+                self._stop_requested = interrupted
+                while self.step < self.config.steps and self._stopping != "time":
                     self._one_step()
-                    if interrupted():
+                    if self._stopping == "interrupt":
                         self.wall_seconds += time.perf_counter() - started
+                        self.save("last")
                         if self.folder is not None:
-                            self.save("last")
                             self._print(f"interrupted at step {self.step}: saved "
                                         f"{self.folder.checkpoint('last')}; continue with "
                                         "--resume")
@@ -171,21 +220,22 @@ class Trainer:
             if self._progress is not None:
                 self._progress.close()
             self._progress = None
-        if self.folder is not None:
-            self.save("last")
+        self.save("last")
         return True
 
     def _one_step(self):
         started = time.perf_counter()
-        batch = self.data.next_batch()
-        record = self.train_step(batch)
+        batches, global_tokens = self._next_shards()
+        record = self.train_step(batches, global_tokens)
         self.step += 1
         elapsed = time.perf_counter() - started
         self.train_seconds += elapsed
+        tokens = batches.n_tokens if global_tokens is None else global_tokens
         record.update(step=self.step, epoch=self.data.epoch, split="train",
-                      time_s=round(self.train_seconds, 3), tokens_per_s=batch.n_tokens / elapsed)
+                      time_s=round(self.train_seconds, 3), tokens_per_s=tokens / elapsed)
         for callback in self.callbacks:
-            callback.on_step_end(self, self.step, record)
+            callback.on_step_end(self, self.step, record)  # the loss of this rank's shards
+        record["loss"] = self._agree(record["loss"])  # from here on, the global batch's
         if self.step % self.config.log_every == 0:
             self._log(record)
         if self._progress is not None:
@@ -194,8 +244,17 @@ class Trainer:
                                        tok_s=f"{record['tokens_per_s']:.0f}")
         if self.step % self.config.eval_every == 0:
             self.validate()
-        if self.folder is not None and self.step % self.config.checkpoint_every == 0:
+        if self.step % self.config.checkpoint_every == 0:
             self.save("last")
+
+    def _next_shards(self):
+        """(this rank's micro-batches, the global batch's token count), or (the whole batch,
+        None) for one process without accumulation (the loss is then the batch's mean)."""
+        world, micro = self.communicator.world_size, self.config.accumulate
+        if world * micro == 1:
+            return self.data.next_batch(), None
+        first = self.communicator.rank * micro
+        return self.data.next_shards(world * micro, range(first, first + micro))
 
     @contextmanager
     def _interruptible(self):
@@ -237,7 +296,10 @@ class Trainer:
                    dynamic_ncols=True)
 
     def validate(self):
-        """Validation metrics on (the first `eval_examples` of) the valid split; keeps best.npz."""
+        """Validation metrics on (the first `eval_examples` of) the valid split; keeps best.npz.
+        Rank 0 alone validates (the others return None)."""
+        if not self.chief:
+            return None
         record = evaluate(self.model, self.valid[:self.config.eval_examples], self.vocab,
                           device=self.model.device)
         record.update(step=self.step, epoch=self.data.epoch, split="valid",
@@ -283,17 +345,37 @@ class Trainer:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
-        mg.set_rng_state(state["rng"])
+        self._set_rng_state(state)
         self.data.load_state_dict(state["data"])
         self.step, self.best = int(state["step"]), state["best"]
         self.best_step = state.get("best_step")  # absent from older checkpoints
         self.train_seconds = float(state["train_seconds"])
         self.wall_seconds = float(state.get("wall_seconds", self.train_seconds))
 
+    def _set_rng_state(self, state):
+        """This rank's random state: its own if the checkpoint has one (saved at this world
+        size), rank 0's for rank 0, else a seed of its rank and step."""
+        rank, world = self.communicator.rank, self.communicator.world_size
+        per_rank = state.get("rng_ranks")
+        if per_rank is not None and len(per_rank) == world:
+            mg.set_rng_state(per_rank[rank])
+        elif rank == 0:
+            mg.set_rng_state(state["rng"])
+        else:
+            mg.manual_seed(rank_seed(self.config.seed, rank, int(state["step"])))
+
     def save(self, which):
-        """Write `last.npz` or `best.npz` atomically (a crash mid-write keeps the old file)."""
+        """Write `last.npz` or `best.npz` atomically (a crash mid-write keeps the old file).
+        With several ranks, every rank saves "last" at the same step (their random states are
+        gathered into it) and rank 0 writes; "best" is rank 0's alone."""
+        state = self.state_dict()
+        if which == "last" and self.communicator.world_size > 1:
+            state["rng_ranks"] = self.communicator.allgather_object(
+                state["rng"], "the gather of the ranks' random states")
+        if self.folder is None:
+            return
         self.folder.path.mkdir(parents=True, exist_ok=True)
-        mg.save(self.state_dict(), self.folder.checkpoint(which))
+        mg.save(state, self.folder.checkpoint(which))
 
     def resume(self, state=None):
         """Continue from the run folder's `last.npz` (or from `state`, read from it): same
@@ -303,6 +385,12 @@ class Trainer:
             state = mg.load(self.folder.checkpoint("last"), device=self.model.device)
         self.load_state_dict(state)
         return self.step
+
+
+def rank_seed(seed, rank, step):
+    """The seed of rank `rank`'s generator from step `step` on (ranks > 0 draw their own
+    dropout masks)."""
+    return (seed * 1_000_003 + rank * 7919 + step) % 2**32
 
 
 def describe(record):

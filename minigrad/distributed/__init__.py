@@ -13,6 +13,7 @@ job, with that rank's traceback, instead of leaving the other ranks waiting.
 """
 
 import os
+import sys
 
 from .communicator import DistributedError, MPICommunicator, SingleProcess
 from .reducer import GradientReducer
@@ -43,6 +44,9 @@ def init(required=False, timeout_s=600.0):
     except ImportError:
         raise DistributedError("this process was started by mpiexec, but mpi4py is not "
                                "installed: pip install -e '.[distributed]'") from None
+    if required and "mpi4py.run" not in sys.modules:
+        raise DistributedError("run it as `mpiexec -n N python -m mpi4py SCRIPT ...`: without "
+                               "`-m mpi4py` an error on one rank leaves the others waiting")
     return MPICommunicator(timeout_s)
 
 

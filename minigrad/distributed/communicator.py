@@ -45,6 +45,12 @@ class SingleProcess:
     def allgather_object(self, value, what="allgather"):
         return [value]
 
+    def broadcast_bytes(self, data, root=0, what="broadcast"):
+        return data
+
+    def broadcast_object(self, value, root=0, what="broadcast"):
+        return value
+
     def barrier(self, what="barrier"):
         pass
 
@@ -91,6 +97,20 @@ class MPICommunicator:
         self._wait(self.comm.Iallgatherv(data, [gathered, sizes, offsets, self.MPI.BYTE]), what)
         return [json.loads(bytes(gathered[o:o + s]).decode("utf-8"))
                 for o, s in zip(offsets, sizes)]
+
+    def broadcast_bytes(self, data, root=0, what="broadcast"):
+        """Rank `root`'s `data` (bytes; ignored elsewhere) on every rank."""
+        size = np.array([len(data) if self.rank == root else 0], np.int64)
+        self.broadcast_(size, root, what)
+        buffer = (np.frombuffer(data, np.uint8).copy() if self.rank == root else
+                  np.empty(int(size[0]), np.uint8))
+        self.broadcast_(buffer, root, what)
+        return buffer.tobytes()
+
+    def broadcast_object(self, value, root=0, what="broadcast"):
+        """Rank `root`'s JSON-able `value` on every rank (as JSON, never pickled)."""
+        data = json.dumps(value).encode("utf-8") if self.rank == root else b""
+        return json.loads(self.broadcast_bytes(data, root, what).decode("utf-8"))
 
     def barrier(self, what="barrier"):
         self._wait(self.comm.Ibarrier(), what)

@@ -83,14 +83,32 @@ class BatchIterator:
         return [plan[i] for i in rng.permutation(len(plan))]
 
     def next_batch(self):
+        """The next global batch, whole."""
+        return make_batch(self.pairs, self._next_rows(), self.vocab, self.device)
+
+    def next_shards(self, parts, mine):
+        """The next global batch cut into `parts` shards of consecutive rows, as
+        (the Batches of the shards numbered `mine` (a range), the global batch's target token
+        count). Every rank draws the same global batch and builds only its own shards."""
+        rows = self._next_rows()
+        if len(rows) < parts:
+            raise ValueError(f"a global batch of {len(rows)} sentences cannot be cut into "
+                             f"{parts} shards (ranks × accumulation steps); raise the batch "
+                             "size or use fewer ranks")
+        tokens = sum(len(self.pairs[r][1]) + 1 for r in rows)  # + EOS, as make_batch counts
+        shards = np.array_split(np.array(rows), parts)
+        return [make_batch(self.pairs, shards[i].tolist(), self.vocab, self.device)
+                for i in mine], tokens
+
+    def _next_rows(self):
         if self._plan is None:
             self._plan = self._epoch_plan()
         if self.position >= len(self._plan):
             self.epoch, self.position, self._plan = self.epoch + 1, 0, None
-            return self.next_batch()
+            return self._next_rows()
         rows = self._plan[self.position]
         self.position += 1
-        return make_batch(self.pairs, rows, self.vocab, self.device)
+        return rows
 
     def state_dict(self):
         return {"epoch": self.epoch, "position": self.position}

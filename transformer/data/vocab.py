@@ -119,12 +119,17 @@ class Vocab:
             return []
         return list(dict.fromkeys(t for t in tokens if t in self._ids and t not in self._source))
 
-    def save(self, path) -> None:
-        """Write the vocabulary as JSON, atomically: {"format", "version", "tokens"} and,
-        when known, "source_tokens"."""
+    def to_record(self) -> dict:
+        """The JSON record of `save`: {"format", "version", "tokens"} and, when known,
+        "source_tokens"."""
         record = {"format": _FORMAT, "version": _VERSION, "tokens": list(self._tokens)}
         if self._source is not None:
             record["source_tokens"] = [t for t in self._tokens if t in self._source]
+        return record
+
+    def save(self, path) -> None:
+        """Write the vocabulary as JSON (`to_record`), atomically."""
+        record = self.to_record()
         path = Path(path)
         temporary = path.with_name(f".{path.name}.tmp")
         temporary.write_text(json.dumps(record, ensure_ascii=False, indent=0), encoding="utf-8")
@@ -137,6 +142,11 @@ class Vocab:
             record = json.loads(Path(path).read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise ValueError(f"{path}: not a vocabulary file (invalid JSON: {error})") from None
+        return cls.from_record(record, path)
+
+    @classmethod
+    def from_record(cls, record, path="the record") -> "Vocab":
+        """The vocabulary of a `to_record` record; ValueError (naming `path`) if it is not one."""
         if not isinstance(record, dict) or record.get("format") != _FORMAT:
             raise ValueError(f"{path}: not a vocabulary file (expected format {_FORMAT!r})")
         if record.get("version") != _VERSION:
