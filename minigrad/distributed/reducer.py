@@ -22,6 +22,7 @@ are not NumPy (a GPU's) are staged through host memory for MPI. Inside `no_sync(
 `reduce()` does nothing, so gradients accumulate locally over several backward passes.
 """
 
+import time
 from contextlib import contextmanager
 
 import numpy as np
@@ -43,6 +44,7 @@ class GradientReducer:
         self.bucket_bytes = int(bucket_bytes)
         self.rank_ordered = rank_ordered
         self._synchronizing = True
+        self.seconds = {"pack": 0.0, "transfer": 0.0, "unpack": 0.0}  # spent in reduce(), summed
 
     # ----- before training --------------------------------------------------------------------
     def check_same_parameters(self):
@@ -84,14 +86,20 @@ class GradientReducer:
         """Each gradient becomes the sum over the ranks (a missing one counts as zeros)."""
         if not self._synchronizing or self.communicator.world_size == 1:
             return
+        clock = time.perf_counter
         for bucket in self._buckets():
             data = bucket[0].grad.data
             if len(bucket) == 1 and data.nbytes >= self.bucket_bytes and \
                     data.flags.c_contiguous:
+                started = clock()
                 self._in_place(data, self._sum)  # large: reduced where it lies
+                self.seconds["transfer"] += clock() - started
                 continue
+            started = clock()
             flat = np.concatenate([_host(p.grad.data).ravel() for p in bucket])
+            packed = clock()
             flat = self._sum(flat)
+            summed = clock()
             offset = 0
             for parameter in bucket:
                 data = parameter.grad.data
@@ -99,6 +107,9 @@ class GradientReducer:
                 data[...] = piece if isinstance(data, np.ndarray) else \
                     parameter.grad.backend.from_host(piece)
                 offset += data.size
+            self.seconds["pack"] += packed - started
+            self.seconds["transfer"] += summed - packed
+            self.seconds["unpack"] += clock() - summed
 
     def _buckets(self):
         """Parameters in order, grouped: a large gradient alone, small ones up to

@@ -100,3 +100,16 @@ def test_ranks_with_different_models_are_told_which_parameter_differs():
     assert result.returncode != 0
     assert ("rank 1's parameter 0 is 0.weight float32(17, 8) but rank 0's is 0.weight "
             "float32(16, 8)") in result.stderr
+
+
+def test_the_distributed_benchmark_reports_its_table():
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "distributed.py"), "--configs", "tiny",
+         "--ranks", "1,2", "--steps", "1", "--warmup", "0", "--repeats", "1"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("| tiny | 2 |") for line in lines)
+    assert any(line.startswith("| 67,108,864 |") for line in lines)
+    assert any(line.startswith("| tiny | 200 Gb/s InfiniBand |") for line in lines)
