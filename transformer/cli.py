@@ -143,9 +143,14 @@ def add_distributed_arguments(parser):
 
 
 def communicator(args):
-    """The communicator of `--distributed` (None without it)."""
+    """The communicator of `--distributed` (None without it). On GPUs each rank takes the one
+    of its local rank: `args.device` "cuda" becomes "cuda:LOCAL_RANK"."""
     if not args.distributed:
         return None
     from minigrad import distributed
 
-    return distributed.init(required=True, timeout_s=args.collective_timeout)
+    device = getattr(args, "device", None) or "cpu"
+    result = distributed.init(required=True, timeout_s=args.collective_timeout, device=device)
+    if device == "cuda" and result.world_size > 1:
+        args.device = f"cuda:{result.local_rank}"
+    return result

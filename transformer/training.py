@@ -161,6 +161,7 @@ class Trainer:
                 loss_value += loss.item()
                 loss.backward()
         self.reducer.reduce()  # a rank's non-finite loss makes every rank's gradient so
+        self.communicator.synchronize("the gradient reduction")  # NCCL: under the deadline
         self._stop_if_not_finite("loss", loss_value)  # before any update
         for callback in self.callbacks:
             callback.on_backward_end(self, self.step + 1, batches[-1])

@@ -4,7 +4,8 @@
 
 `init()` returns the communicator of this process group: an `MPICommunicator` (mpi4py and
 an MPI from PyPI wheels, the `distributed` extra) when the process was started by an MPI
-launcher, a `SingleProcess` (world size 1, every collective a no-op) otherwise. A training
+launcher, an `NCCLCommunicator` (nccl.py) over it for training on GPUs, a `SingleProcess`
+(world size 1, every collective a no-op) otherwise. A training
 loop then checks and broadcasts the parameters and sums the gradients with a
 `GradientReducer` (reducer.py); docs/distributed.md has the design and its promises.
 
@@ -28,10 +29,11 @@ def launched_by_mpi():
     return any(name in os.environ for name in _LAUNCHER_VARIABLES)
 
 
-def init(required=False, timeout_s=600.0):
-    """The communicator of this process: MPI when launched by mpiexec, else a single process.
-    With `required`, a process that was not launched by mpiexec is a DistributedError that
-    says how to launch it; a launched one without mpi4py always is."""
+def init(required=False, timeout_s=600.0, device="cpu"):
+    """The communicator of this process: MPI when launched by mpiexec (with NCCL for the
+    arrays of a `device` "cuda"), else a single process. With `required`, a process that was
+    not launched by mpiexec is a DistributedError that says how to launch it; a launched one
+    without mpi4py always is."""
     if not launched_by_mpi():
         if required:
             raise DistributedError(
@@ -47,7 +49,12 @@ def init(required=False, timeout_s=600.0):
     if required and "mpi4py.run" not in sys.modules:
         raise DistributedError("run it as `mpiexec -n N python -m mpi4py SCRIPT ...`: without "
                                "`-m mpi4py` an error on one rank leaves the others waiting")
-    return MPICommunicator(timeout_s)
+    mpi = MPICommunicator(timeout_s)
+    if str(device).startswith("cuda") and mpi.world_size > 1:
+        from .nccl import NCCLCommunicator
+
+        return NCCLCommunicator(mpi)
+    return mpi
 
 
 __all__ = ["DistributedError", "GradientReducer", "MPICommunicator", "SingleProcess", "init",

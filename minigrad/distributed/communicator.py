@@ -33,6 +33,12 @@ class SingleProcess:
     def __init__(self):
         self.context = ""
 
+    def takes(self, array):
+        return True
+
+    def synchronize(self, what="the device"):
+        pass
+
     def allreduce_sum_(self, array, what="allreduce"):
         return array
 
@@ -69,6 +75,13 @@ class MPICommunicator:
         self.local_rank = self.comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
         self.timeout_s = float(timeout_s)
         self.context = ""  # e.g. "step 12": named in a deadline's message
+
+    def takes(self, array):
+        """Whether the collectives take `array` as it is: host (NumPy) arrays."""
+        return isinstance(array, np.ndarray)
+
+    def synchronize(self, what="the device"):
+        """Nothing to wait for: MPI's collectives are complete when they return."""
 
     # ----- the collectives -----------------------------------------------------------------------
     def allreduce_sum_(self, array, what="allreduce"):

@@ -17,8 +17,8 @@ Gradients travel in buckets, in the parameters' order on every rank: gradients s
 small tensors), larger ones are reduced where they lie (no copy). `rank_ordered=True` sums in
 rank order, ((g0 + g1) + g2) ..., by gathering every rank's bucket: bitwise what one process
 accumulating the shards in that order computes, at any world size (MPI's own allreduce may
-sum in any order; for two ranks the order does not matter, a + b being b + a). Arrays that
-are not NumPy (a GPU's) are staged through host memory for MPI. Inside `no_sync()`,
+sum in any order; for two ranks the order does not matter, a + b being b + a). GPU arrays
+are summed where they lie by NCCL, or staged through host memory for MPI. Inside `no_sync()`,
 `reduce()` does nothing, so gradients accumulate locally over several backward passes.
 """
 
@@ -96,7 +96,10 @@ class GradientReducer:
                 self.seconds["transfer"] += clock() - started
                 continue
             started = clock()
-            flat = np.concatenate([_host(p.grad.data).ravel() for p in bucket])
+            direct = self.communicator.takes(data)  # else: through host memory
+            xp = bucket[0].grad.backend.xp if direct else np
+            flat = xp.concatenate([(p.grad.data if direct else _host(p.grad.data)).ravel()
+                                   for p in bucket])
             packed = clock()
             flat = self._sum(flat)
             summed = clock()
@@ -104,7 +107,7 @@ class GradientReducer:
             for parameter in bucket:
                 data = parameter.grad.data
                 piece = flat[offset:offset + data.size].reshape(data.shape)
-                data[...] = piece if isinstance(data, np.ndarray) else \
+                data[...] = piece if direct or isinstance(data, np.ndarray) else \
                     parameter.grad.backend.from_host(piece)
                 offset += data.size
             self.seconds["pack"] += packed - started
@@ -139,10 +142,10 @@ class GradientReducer:
         host[...] = total
         return host
 
-    @staticmethod
-    def _in_place(array, collective):
-        """Run `collective` on `array` in place, through host memory for a GPU array."""
-        if isinstance(array, np.ndarray):
+    def _in_place(self, array, collective):
+        """Run `collective` on `array` in place: directly where the communicator takes such
+        arrays (NumPy for MPI, GPU arrays for NCCL), else through host memory."""
+        if self.communicator.takes(array):
             collective(array)
             return
         backend = backend_of_array(array)

@@ -50,7 +50,8 @@ def digest(model):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("scenario", choices=("train", "raise", "kill", "extra-step", "mismatch"))
+    parser.add_argument("scenario", choices=("train", "raise", "kill", "extra-step", "mismatch",
+                                             "nccl"))
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--optimizer", choices=("sgd", "adam"), default="adam")
@@ -59,6 +60,8 @@ def main():
     args = parser.parse_args()
 
     communicator = distributed.init(timeout_s=args.timeout)
+    if args.scenario == "nccl":
+        return nccl_collectives(communicator)
     rank, world, last = communicator.rank, communicator.world_size, \
         communicator.world_size - 1
     broken = args.scenario == "mismatch" and rank == last
@@ -97,6 +100,27 @@ def main():
     if rank == 0:
         print(json.dumps({"digest": digest(model), "agreed": agreed, "world": world,
                           "first_gradients": first_gradients}), flush=True)
+
+
+def nccl_collectives(mpi):
+    """NCCLCommunicator over the stand-in CuPy: each kind of collective, device and host."""
+    import fake_nccl
+
+    from minigrad.distributed.nccl import NCCLCommunicator
+
+    communicator = NCCLCommunicator(mpi, cupy=fake_nccl)
+    rank = communicator.rank
+    summed = communicator.allreduce_sum_(fake_nccl.ndarray(np.full(3, rank + 1.0, np.float32)))
+    gathered = communicator.allgather(fake_nccl.ndarray(np.array([rank, 10 * rank], np.int64)))
+    shared = communicator.broadcast_(fake_nccl.ndarray(np.arange(4.0) * (rank + 1)), root=1)
+    host = communicator.allreduce_sum_(np.array([rank], np.float64))
+    ids = communicator.allgather_object(list(communicator.comm.unique_id))
+    devices = communicator.allgather_object(fake_nccl.cuda.Device.used)
+    if rank == 0:
+        print(json.dumps({"sum": summed.get().tolist(), "gathered": gathered.get().tolist(),
+                          "broadcast": shared.get().tolist(), "host": host.tolist(),
+                          "same_id": all(i == ids[0] for i in ids),
+                          "devices": devices}), flush=True)
 
 
 if __name__ == "__main__":

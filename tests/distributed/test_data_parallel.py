@@ -113,3 +113,14 @@ def test_the_distributed_benchmark_reports_its_table():
     assert any(line.startswith("| tiny | 2 |") for line in lines)
     assert any(line.startswith("| 67,108,864 |") for line in lines)
     assert any(line.startswith("| tiny | 200 Gb/s InfiniBand |") for line in lines)
+
+
+def test_the_nccl_communicator_calls_nccl_as_nccl_is_called():
+    """Against a stand-in CuPy whose NCCL is MPI underneath (tests/distributed/fake_nccl.py):
+    the unique id from rank 0, pointers, counts and types; host arrays through MPI."""
+    result = outcome("nccl", ranks=2)
+    assert result["same_id"] and result["devices"] == [0, 1]  # one GPU per rank
+    assert result["sum"] == [3.0, 3.0, 3.0]
+    assert result["gathered"] == [[0, 0], [1, 10]]
+    assert result["broadcast"] == [0.0, 2.0, 4.0, 6.0]
+    assert result["host"] == [1.0]

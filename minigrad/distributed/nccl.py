@@ -1,0 +1,118 @@
+"""NCCLCommunicator: the collectives of GPU arrays by NCCL (through CuPy), on the device, with
+no copy through the host; everything else (host arrays, objects, bytes) by MPI.
+
+One GPU per rank: rank r uses `cuda.Device(local_rank)` (its index among the ranks of its
+machine). NCCL's unique id is made on rank 0 and sent to the others over MPI. A collective of
+device arrays is enqueued on the current stream and returns at once: the kernels after it
+(the optimizer's) wait for it on the device, not on the host. Where the host must read the
+device anyway (the Trainer's read steps), `synchronize(what)` waits for the stream by polling
+with short sleeps under the MPI communicator's deadline, so that a rank whose peer died ends
+the job with a message instead of hanging in NCCL for ever.
+"""
+
+import time
+
+import numpy as np
+
+from .communicator import DistributedError
+
+
+class NCCLCommunicator:
+    """NCCL for `cupy` arrays, the MPI communicator `mpi` for the rest."""
+
+    name = "NCCL"
+
+    def __init__(self, mpi, cupy=None):
+        if cupy is None:
+            try:
+                import cupy
+            except ImportError:
+                raise DistributedError("NCCL needs CuPy and its NCCL runtime: pip install "
+                                       "-e '.[gpu]'") from None
+        self.mpi, self.cupy = mpi, cupy
+        self.rank, self.world_size, self.local_rank = mpi.rank, mpi.world_size, mpi.local_rank
+        self.device = cupy.cuda.Device(self.local_rank)
+        self.device.use()
+        nccl = cupy.cuda.nccl
+        unique_id = list(nccl.get_unique_id()) if self.rank == 0 else None
+        unique_id = tuple(mpi.broadcast_object(unique_id, what="the broadcast of NCCL's id"))
+        self.comm = nccl.NcclCommunicator(self.world_size, unique_id, self.rank)
+        self._sum = nccl.NCCL_SUM
+        self._types = {"float16": nccl.NCCL_FLOAT16, "float32": nccl.NCCL_FLOAT32,
+                       "float64": nccl.NCCL_FLOAT64, "int32": nccl.NCCL_INT32,
+                       "int64": nccl.NCCL_INT64, "uint8": nccl.NCCL_UINT8}
+
+    @property
+    def context(self):
+        return self.mpi.context
+
+    @context.setter
+    def context(self, value):
+        self.mpi.context = value
+
+    def takes(self, array):
+        """Both kinds: GPU arrays go through NCCL, host arrays through MPI."""
+        return isinstance(array, (self.cupy.ndarray, np.ndarray))
+
+    # ----- the collectives -----------------------------------------------------------------------
+    def allreduce_sum_(self, array, what="allreduce"):
+        if isinstance(array, np.ndarray):
+            return self.mpi.allreduce_sum_(array, what)
+        self.comm.allReduce(array.data.ptr, array.data.ptr, array.size, self._type(array, what),
+                            self._sum, self._stream())
+        return array
+
+    def allgather(self, array, what="allgather"):
+        if isinstance(array, np.ndarray):
+            return self.mpi.allgather(array, what)
+        array = self.cupy.ascontiguousarray(array)
+        gathered = self.cupy.empty((self.world_size, *array.shape), array.dtype)
+        self.comm.allGather(array.data.ptr, gathered.data.ptr, array.size,
+                            self._type(array, what), self._stream())
+        return gathered
+
+    def broadcast_(self, array, root=0, what="broadcast"):
+        if isinstance(array, np.ndarray):
+            return self.mpi.broadcast_(array, root, what)
+        self.comm.bcast(array.data.ptr, array.size, self._type(array, what), root,
+                        self._stream())
+        return array
+
+    def allgather_object(self, value, what="allgather"):
+        return self.mpi.allgather_object(value, what)
+
+    def broadcast_bytes(self, data, root=0, what="broadcast"):
+        return self.mpi.broadcast_bytes(data, root, what)
+
+    def broadcast_object(self, value, root=0, what="broadcast"):
+        return self.mpi.broadcast_object(value, root, what)
+
+    def barrier(self, what="barrier"):
+        self.synchronize(what)
+        self.mpi.barrier(what)
+
+    def synchronize(self, what="the device"):
+        """Wait for this rank's stream (its NCCL calls included), under the deadline."""
+        stream = self.cupy.cuda.get_current_stream()
+        started, pause = time.monotonic(), 1e-5
+        while not stream.done:
+            waited = time.monotonic() - started
+            if waited > self.mpi.timeout_s:
+                self.mpi.abort(
+                    f"rank {self.rank} of {self.world_size} waited {waited:.0f} s for the GPU "
+                    f"to finish {what}{' at ' + self.context if self.context else ''}; an NCCL "
+                    "collective never completed: usually another rank died or hangs, or the "
+                    "ranks took different paths")
+            time.sleep(pause)
+            pause = min(2 * pause, 0.01)
+
+    # ----- helpers --------------------------------------------------------------------------------
+    def _type(self, array, what):
+        try:
+            return self._types[array.dtype.name]
+        except KeyError:
+            raise DistributedError(f"{what}: NCCL cannot reduce {array.dtype.name} arrays; "
+                                   f"use one of {', '.join(self._types)}") from None
+
+    def _stream(self):
+        return self.cupy.cuda.get_current_stream().ptr
