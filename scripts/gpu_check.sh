@@ -44,19 +44,19 @@ note_timeout() {  # $1: the part, $2: its exit status, $3: its time box
 echo "== environment (device $DEVICE; records in $RESULTS)"
 if [ "$DEVICE" != cpu ]; then
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-    if ! python -c "import cupy; assert cupy.cuda.runtime.getDeviceCount() > 0"; then
+    if ! python3 -c "import cupy; assert cupy.cuda.runtime.getDeviceCount() > 0"; then
         echo "!! CuPy does not see a GPU: the cuda tests would all skip and minigrad cannot run"
         exit 1
     fi
 fi
-python -c "import numpy, torch; print('numpy', numpy.__version__, '| torch', torch.__version__,
+python3 -c "import numpy, torch; print('numpy', numpy.__version__, '| torch', torch.__version__,
            '| torch sees cuda:', torch.cuda.is_available())" || failed=1
-python -c "import cupy; print('cupy', cupy.__version__)" 2>/dev/null || echo "cupy: not installed"
+python3 -c "import cupy; print('cupy', cupy.__version__)" 2>/dev/null || echo "cupy: not installed"
 
 echo "== 1. CUDA conformance tests (pytest -m gpu, at most ${TEST_SECONDS}s)"
-if python -c "import pytest, hypothesis" 2>/dev/null; then
+if python3 -c "import pytest, hypothesis" 2>/dev/null; then
     HYPOTHESIS_PROFILE=gpu timeout "$TEST_SECONDS" \
-        python -m pytest -q -m gpu -p no:cacheprovider tests
+        python3 -m pytest -q -m gpu -p no:cacheprovider tests
     status=$?
     [ "$status" -eq 0 ] || note_timeout "conformance tests" "$status" "$TEST_SECONDS"
 else
@@ -77,7 +77,7 @@ for config in $CONFIGS; do
             continue
         fi
         echo "-- $framework $config (at most ${share}s)"
-        timeout "$share" python benchmarks/train_step.py --framework "$framework" \
+        timeout "$share" python3 benchmarks/train_step.py --framework "$framework" \
             --config "$config" --device "$DEVICE" --steps "$STEPS" --warmup "$WARMUP" --json \
             > "$record" 2> "$RESULTS/train_step_${config}_${framework}.log"
         status=$?
@@ -90,7 +90,7 @@ for config in $CONFIGS; do
 done
 
 echo "== minigrad / torch, ms per training step on $DEVICE (one run each; target <= 1.5)"
-python - "$RESULTS" $CONFIGS <<'EOF'
+python3 - "$RESULTS" $CONFIGS <<'EOF'
 import json
 import sys
 from pathlib import Path
