@@ -30,6 +30,8 @@ class TrainingConfig:
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
     log_every: int = 50
+    sync_every: int = 0  # read the loss, gradient norm and stop flags every this many steps
+    #                      (0: at the logging interval); between reads a GPU step never waits
     eval_every: int = 500
     eval_examples: int = 400
     checkpoint_every: int = 500
@@ -43,7 +45,11 @@ class TrainingConfig:
 
 
 class Callback:
-    """Hooks into the loop; subclass and override what you need."""
+    """Hooks into the loop; subclass and override what you need.
+
+    `on_step_end`'s record holds the step's loss and gradient norm as numbers at read steps
+    (`Trainer.reads_at`); at other steps as 0-d tensors on the device (reading one makes the
+    host wait for the GPU)."""
 
     def on_backward_end(self, trainer, step, batch):
         pass
@@ -76,38 +82,66 @@ class Trainer:
         self.scheduler = NoamSchedule(self.optimizer, model.config.d_model,
                                       config.warmup_steps, factor=config.lr_factor)
         self.step = 0
+        self._unread = []  # (step, loss, gradient norm) of the steps since the last read
         self.best = None  # (exact_match, -loss) of the best validation so far
         self.train_seconds = 0.0
 
     # ----- one step ---------------------------------------------------------------------------
     def train_step(self, batch):
+        """One step, entirely on the model's device: nothing is read back (a GPU never
+        waits). Returns the step's record, its loss and gradient norm as 0-d tensors. A
+        non-finite loss or gradient makes the optimizer skip the update (on the device); the
+        next read (`read`) raises NonFiniteLossError for it."""
         self.model.train()
         self.optimizer.zero_grad()
         logits = self.model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
         loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=self.vocab.pad_id,
                                label_smoothing=self.config.label_smoothing)
-        loss_value = loss.item()
-        self._stop_if_not_finite("loss", loss_value)
         loss.backward()
         for callback in self.callbacks:
             callback.on_backward_end(self, self.step + 1, batch)
         grad_norm = clip_grad_norm_(self.parameters, self.config.clip_norm)
-        self._stop_if_not_finite("gradient norm", grad_norm)  # before it reaches the weights
+        loss = loss.detach()
+        finite = loss.isfinite() & grad_norm.isfinite()
         lr = self.optimizer.param_groups[0]["lr"]
-        self.optimizer.step()
+        self.optimizer.step(skip=~finite)  # before a bad value reaches the weights
         self.scheduler.step()
-        return {"loss": loss_value, "lr": lr, "grad_norm": grad_norm}
+        self._unread.append((self.step + 1, loss, grad_norm))
+        return {"loss": loss, "lr": lr, "grad_norm": grad_norm}
 
-    def _stop_if_not_finite(self, name, value):
-        """Raise NonFiniteLossError for a NaN/Inf `value`, before the optimizer step, so that
-        neither the weights nor any checkpoint see it."""
-        if math.isfinite(value):
-            return
+    # ----- the read cadence: the one place where the host waits for the device -------------------
+    def reads_at(self, step):
+        """Whether the host reads the device after `step`: every `sync_every` steps (the
+        logging interval by default), and wherever the loop needs the values (a log line,
+        validation, a checkpoint, the last step)."""
+        config = self.config
+        return any(step % every == 0 for every in (config.sync_every or config.log_every,
+                                                   config.log_every, config.eval_every,
+                                                   config.checkpoint_every)) \
+            or step >= config.steps
+
+    def read(self, record):
+        """Read the losses and gradient norms of the steps since the last read, in one
+        transfer; raise NonFiniteLossError for the first non-finite one (its update, and
+        those of the steps after it that were not finite, were skipped on the device).
+        Fills `record` (the latest step's) with numbers."""
+        unread, self._unread = self._unread, []
+        values = mg.stack([value.astype("float64") for _, loss, norm in unread
+                           for value in (loss, norm)]).numpy()
+        for (step, _, _), (loss, norm) in zip(unread, values.reshape(-1, 2)):
+            for name, value in (("loss", loss), ("gradient norm", norm)):
+                if not math.isfinite(value):
+                    self._stop_not_finite(step, name, float(value))
+        record["loss"], record["grad_norm"] = (float(value) for value in values[-2:])
+
+    def _stop_not_finite(self, step, name, value):
+        """Raise NonFiniteLossError for a NaN/Inf `value`: the optimizer skipped that step, so
+        neither the weights nor any checkpoint saw it."""
         last = self.folder.checkpoint("last") if self.folder is not None else None
         kept = (f"the last good checkpoint ({last}) was kept" if last is not None and last.exists()
                 else "no checkpoint had been saved yet")
         raise NonFiniteLossError(
-            f"step {self.step + 1}: the {name} is {value}; training stopped and {kept}. Lower "
+            f"step {step}: the {name} is {value}; training stopped and {kept}. Lower "
             "the learning rate (lr_factor) or clip gradients harder (clip_norm)")
 
     # ----- the loop ---------------------------------------------------------------------------
@@ -139,6 +173,9 @@ class Trainer:
         batch = self.data.next_batch()
         record = self.train_step(batch)
         self.step += 1
+        read = self.reads_at(self.step) or self._out_of_time()
+        if read:
+            self.read(record)
         elapsed = time.perf_counter() - started
         self.train_seconds += elapsed
         record.update(step=self.step, epoch=self.data.epoch, split="train",
@@ -149,8 +186,9 @@ class Trainer:
             self._log(record)
         if progress is not None:
             progress.update(1)
-            progress.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}",
-                                 tok_s=f"{record['tokens_per_s']:.0f}")
+            if read:
+                progress.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}",
+                                     tok_s=f"{record['tokens_per_s']:.0f}")
         if self.step % self.config.eval_every == 0:
             self.validate()
         if self.folder is not None and self.step % self.config.checkpoint_every == 0:

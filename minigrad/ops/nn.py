@@ -33,23 +33,32 @@ def _softmax_into(xp, axis, x, out, ceiling=None):
     sum of exponentials (softmax = exp(x - peak) / total)."""
     if ceiling is not None:
         x = xp.minimum(x, ceiling, out=out)
-    peak = x.max(axis=axis, keepdims=True)
-    peak[~xp.isfinite(peak)] = 0
+    peak = _finite_or_zero(xp, x.max(axis=axis, keepdims=True))
     xp.subtract(x, peak, out=out)
     xp.exp(out, out=out)
-    total = out.sum(axis=axis, keepdims=True)
-    total[total == 0] = 1
+    total = _one_where_zero(xp, out.sum(axis=axis, keepdims=True))
     out /= total
     return peak, total
 
 
+def _finite_or_zero(xp, peak):
+    """The row maxima with NaN/Inf made 0 (a row with nothing left subtracts nothing), by
+    `copyto` with a mask: no boolean-mask assignment, which makes a GPU wait for the count."""
+    xp.copyto(peak, 0, where=~xp.isfinite(peak))
+    return peak
+
+
+def _one_where_zero(xp, total):
+    """Sums of exponentials with 0 made 1 (an empty row stays all zeros, never NaN)."""
+    xp.copyto(total, 1, where=total == 0)
+    return total
+
+
 def log_softmax_array(xp, x, axis):
-    peak = x.max(axis=axis, keepdims=True)
-    peak[~xp.isfinite(peak)] = 0
+    peak = _finite_or_zero(xp, x.max(axis=axis, keepdims=True))
     shifted = x - peak
-    total = xp.exp(shifted).sum(axis=axis, keepdims=True)
-    total[total == 0] = 1  # a row of -inf stays -inf rather than becoming NaN
-    shifted -= xp.log(total)
+    total = _one_where_zero(xp, xp.exp(shifted).sum(axis=axis, keepdims=True))
+    shifted -= xp.log(total)  # a row of -inf stays -inf rather than becoming NaN
     return shifted
 
 
@@ -312,12 +321,15 @@ class CrossEntropy(Function):
             losses = (1 - label_smoothing) * losses - label_smoothing * mean_log_prob
         if self.valid is not None:
             losses = xp.where(self.valid, losses, 0)
-        self.count = losses.size if self.valid is None else int(self.valid.sum())
+        # the count of targets not ignored (at least 1): with ignored targets a 0-d array in
+        # the logits' dtype, never read by the host
+        self.count = max(losses.size, 1) if self.valid is None else xp.maximum(
+            self.valid.sum(), 1).astype(logits.dtype)
         if reduction == "none":
             return losses.astype(logits.dtype, copy=False)
         total = losses.sum()
         if reduction == "mean":
-            total = total / max(self.count, 1)
+            total = total / self.count
         return xp.asarray(total, dtype=logits.dtype)
 
     def backward(self, grad):
@@ -326,7 +338,7 @@ class CrossEntropy(Function):
         weight = xp.ones(logits.shape[:-1], dtype=logits.dtype) if self.valid is None \
             else self.valid.astype(logits.dtype)
         if self.reduction == "mean":
-            weight = weight / max(self.count, 1)
+            weight = weight / self.count
         if self.reduction == "none":
             grad = grad.reshape(grad.shape + (1,))
         scale = grad * self.constant(weight[..., None])  # (..., 1): d loss / d row
