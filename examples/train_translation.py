@@ -11,6 +11,7 @@ convention for an interrupted command); `--resume` then continues exactly where 
 import argparse
 import sys
 
+from transformer.cli import positive_int
 from transformer.data import TASKS
 from transformer.pipeline import train_translation
 
@@ -42,6 +43,9 @@ def main():
     training.add_argument("--warmup", type=int, default=400)
     training.add_argument("--lr-factor", type=float, default=1.0)
     training.add_argument("--eval-every", type=int, default=500)
+    training.add_argument("--sync-every", type=positive_int,
+                          help="read the loss from the device every N steps (default: the "
+                               "logging interval); between reads a GPU step never waits")
     training.add_argument("--time-limit", type=float,
                           help="stop training after this many seconds (default: no limit)")
     training.add_argument("--seed", type=int, default=0)
@@ -58,6 +62,7 @@ def main():
         training_options=given(steps=args.steps, batch_size=args.batch_size,
                                warmup_steps=args.warmup, lr_factor=args.lr_factor,
                                eval_every=args.eval_every, checkpoint_every=args.eval_every,
+                               sync_every=args.sync_every,
                                time_limit_s=args.time_limit, seed=args.seed,
                                progress=not args.no_progress))
     if metrics is None:  # interrupted by Ctrl-C: last.npz is saved
