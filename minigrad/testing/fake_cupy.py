@@ -2,7 +2,8 @@
 CUDA backend runs, and is tested, on a machine without a GPU.
 
 `install(devices=2)` makes minigrad's 'cuda' devices use it (tests/conftest.py does so when
-no GPU is present; `benchmarks/train_step.py --count` to count). Where CuPy and NumPy differ,
+no GPU is present), `with installed(devices):` for a block (`benchmarks/train_step.py --count`
+counts inside one). Where CuPy and NumPy differ,
 it behaves as CuPy does:
 
 - API surface: only the names CuPy 14 has (`cupy_names.json`, written from an installed CuPy
@@ -756,6 +757,20 @@ def uninstall():
     from ..backend import cupy_backend
 
     cupy_backend.use_cupy(None)
+
+
+@contextmanager
+def installed(devices=2):
+    """`install(devices)` inside the block; afterwards whatever CuPy was in use before (the
+    real one, or the stand-in with its device count)."""
+    from ..backend import cupy_backend
+
+    previous, count, current = cupy_backend._stand_in, _Devices.count, _Devices.current
+    try:
+        yield install(devices)
+    finally:
+        _Devices.count, _Devices.current = count, current
+        cupy_backend.use_cupy(previous)
 
 
 def is_stand_in(xp):
