@@ -19,8 +19,9 @@ everything but the matrix products were free. `blas_share` = floor / median step
 of the step the products need.
 
     python benchmarks/train_step.py --framework minigrad|torch --config tiny|small|base
-        [--device cpu|cuda] [--steps 20] [--warmup 3] [--json] [--profile]
-    python benchmarks/train_step.py --count --config tiny|small|base [--steps 1] [--json]
+        [--device cpu|cuda] [--fused] [--steps 20] [--warmup 3] [--json] [--profile]
+    python benchmarks/train_step.py --count --config tiny|small|base [--fused] [--steps 1]
+        [--json]
 
 `--count` times nothing: it runs the step as `Trainer.train_step` takes it (with clipping,
 and the optimizer step skipped on the device for a non-finite loss) on 'cuda' run by the CuPy
@@ -426,15 +427,20 @@ def trainer_step_phases(runner):
     yield "optimizer"
 
 
-def count(config, steps, warmup):
+def count(config, steps, warmup, fused=False):
     """The kernel launches and device-to-host synchronizations of `steps` training steps on
     'cuda' run by the CuPy stand-in (its counting rule: minigrad/testing/fake_cupy.py), after
-    `warmup` steps (the first builds the optimizer's flat arrays): per step, by phase, by op
-    and by kernel."""
+    `warmup` steps (the first builds the optimizer's flat arrays), with or without the fused
+    kernels: per step, by phase, by op and by kernel."""
+    from minigrad.backend import use_fused_kernels
     from minigrad.testing import fake_cupy
 
     with fake_cupy.installed(devices=1):
-        return _count(fake_cupy.monitor, config, steps, warmup)
+        use_fused_kernels(fused)
+        try:
+            return _count(fake_cupy.monitor, config, steps, warmup)
+        finally:
+            use_fused_kernels(False)
 
 
 def _count(monitor, config, steps, warmup):
@@ -463,6 +469,7 @@ def _count(monitor, config, steps, warmup):
         "config": config.name,
         "framework": "minigrad",
         "device": "cuda (CuPy stand-in)",
+        "fused": runner.mg.backend.get_backend("cuda").kernels is not None,
         "figure": "launches_per_step",
         "launches_per_step": launches / steps,
         "syncs_per_step": syncs / steps,
@@ -481,7 +488,8 @@ def describe_counts(record, rows=12):
     phases = record["phases"]
     ops = sorted(record["by_op"].items(),
                  key=lambda item: -(item[1]["forward_launches"] + item[1]["backward_launches"]))
-    lines = [(f"minigrad {record['config']} on {record['device']}, Trainer.train_step with "
+    lines = [(f"minigrad {record['config']} on {record['device']}"
+              f"{', fused kernels' if record['fused'] else ''}, Trainer.train_step with "
               f"clipping: {record['launches_per_step']:.0f} kernel launches and "
               f"{record['syncs_per_step']:.0f} synchronizations per step"),
              "  phases: " + ", ".join(f"{name} {counts['launches']:.0f} launches / "
@@ -527,6 +535,8 @@ def main():
     parser.add_argument("--json", action="store_true", help="print one JSON record, last")
     parser.add_argument("--profile", action="store_true",
                         help="then print a per-op time table over a few more steps")
+    parser.add_argument("--fused", action="store_true",
+                        help="minigrad on cuda: the fused kernels (use_fused_kernels)")
     parser.add_argument("--count", action="store_true",
                         help="count kernel launches and device-to-host synchronizations per "
                              "step on the CuPy stand-in (no GPU needed) instead of timing")
@@ -536,12 +546,17 @@ def main():
     if args.count:
         if args.framework != "minigrad" or args.profile:
             parser.error("--count counts minigrad's steps: no --framework torch, no --profile")
-        record = count(CONFIGS[args.config], args.steps, max(args.warmup, 1))
+        record = count(CONFIGS[args.config], args.steps, max(args.warmup, 1), args.fused)
         print(json.dumps(record) if args.json else describe_counts(record))
         return
 
+    if args.fused:
+        from minigrad.backend import use_fused_kernels
+
+        use_fused_kernels(True)
     runner, record = measure(args.framework, CONFIGS[args.config], args.device, args.steps,
                              args.warmup)
+    record["fused"] = args.fused
     if args.profile:
         print(runner.profile(min(args.steps, 5), run_step))
     print(json.dumps(record) if args.json else describe(record))

@@ -8,6 +8,8 @@ A backend bundles an array namespace `xp` (NumPy or CuPy) with:
 - `owns(a)`          whether `a` is an array of its own (not a view), so a `.grad` may keep it
 - `activate`         None, or a function that makes this backend's device current (CuPy's
                      current GPU); called before work on the backend's arrays
+- `kernels`          None, or the fused kernels the ops use instead of chains of array ops
+                     (`cupy_fused.py`: on 'cuda' with `use_fused_kernels(True)`)
 - `scatter_add(indices, values, size)`  deterministic out[indices[i]] += values[i]
 - `run_blockwise(tasks)`  array work `(function, arrays)` that falls apart
                      along the arrays' first axis, run as `function(*blocks)` over slices of
@@ -28,6 +30,7 @@ from .numpy_backend import NumpyBackend
 
 _backends = {}
 _default_device = None
+_fused = os.environ.get("MINIGRAD_FUSED") == "1"  # the CUDA backend's fused kernels
 _seed = None  # the last manual_seed, given to backends created after it
 
 
@@ -61,6 +64,7 @@ def get_backend(device=None):
 
         backend = CupyBackend(int(device.split(":")[1]))
         backend.activate()
+        backend.use_fused_kernels(_fused)
     if _seed is not None:
         backend.generator.seed(_seed)
     _backends[device] = backend
@@ -94,6 +98,17 @@ def set_default_device(device):
     _default_device = None if device is None else normalize_device(device)
     if _default_device is not None:
         get_backend(_default_device)  # fail now, not at the first tensor, if it is unavailable
+
+
+def use_fused_kernels(on=True):
+    """Whether 'cuda' runs the fused elementwise kernels (`backend/cupy_fused.py`, written with
+    `cupy.fuse`) instead of chains of CuPy calls: fewer kernel launches. Off by default until
+    they have run on a GPU; MINIGRAD_FUSED=1 turns them on from the start."""
+    global _fused
+    _fused = bool(on)
+    for backend in _backends.values():
+        if backend.activate is not None:
+            backend.use_fused_kernels(_fused)
 
 
 def forget_cuda_backends():

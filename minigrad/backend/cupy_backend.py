@@ -144,6 +144,13 @@ class CupyBackend:
         self.device = f"cuda:{index}"
         self._runtime = xp.cuda.runtime
         self.generator = CupyGenerator(xp, self.activate)
+        self.kernels = None
+
+    def use_fused_kernels(self, on):
+        """`kernels`: the fused kernels (`cupy_fused.py`) when on, else None."""
+        from .cupy_fused import FusedKernels
+
+        self.kernels = FusedKernels(self.xp) if on else None
 
     def activate(self):
         """Make this backend's GPU CuPy's current device (where new arrays and kernels go)."""

@@ -68,6 +68,7 @@ class NumpyBackend:
     device = "cpu"
     xp = np
     activate = None  # one device, always current (the CUDA backend's makes its GPU current)
+    kernels = None  # the CPU's ops run their own (blockwise) code
 
     def __init__(self):
         self.generator = NumpyGenerator()

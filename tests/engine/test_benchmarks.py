@@ -38,11 +38,11 @@ def test_the_numpy_floor_computes_minigrads_gradients():
         assert (grad.numpy() == expected).all()
 
 
-def _count(config, monkeypatch):
+def _count(config, monkeypatch, fused=False):
     monkeypatch.syspath_prepend(str(BENCHMARKS))  # train_step imports configs
     train_step = _load("train_step")
     configs = _load("configs")
-    return train_step.count(configs.CONFIGS[config], steps=1, warmup=1)
+    return train_step.count(configs.CONFIGS[config], steps=1, warmup=1, fused=fused)
 
 
 def test_counting_a_tiny_step_finds_no_synchronization_and_few_launches(monkeypatch):
@@ -58,9 +58,19 @@ def test_counting_a_tiny_step_finds_no_synchronization_and_few_launches(monkeypa
     assert record["by_op"]["layer_norm"]["calls"] == 10
 
 
+def test_the_fused_kernels_take_a_tiny_step_in_at_most_600_launches(monkeypatch):
+    record = _count("tiny", monkeypatch, fused=True)
+    assert record["fused"] and record["syncs_per_step"] == 0
+    assert record["launches_per_step"] <= 600
+    assert record["by_kernel"]["fuse:layer_norm_backward"] == 10
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("config, launches", [("small", 1300), ("base", 2500)])
-def test_counting_small_and_base_steps(config, launches, monkeypatch):
-    record = _count(config, monkeypatch)
+@pytest.mark.parametrize("config, fused, launches", [
+    ("small", False, 1300), ("base", False, 2500), ("base", True, 1500)])
+def test_counting_small_and_base_steps(config, fused, launches, monkeypatch):
+    """The targets: no synchronization between reads; base in at most 2,500 launches (5,904
+    before), 1,500 with the fused kernels."""
+    record = _count(config, monkeypatch, fused)
     assert record["syncs_per_step"] == 0
     assert record["launches_per_step"] <= launches
