@@ -14,6 +14,8 @@ from minigrad.errors import DeviceError
 from minigrad.nn import functional as F
 from minigrad.testing import fake_cupy
 
+pytestmark = pytest.mark.gpu  # the cuda suite (`pytest -m gpu`): real CuPy on a GPU
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -59,6 +61,8 @@ def test_ids_out_of_range_are_caught_on_cuda_under_detect_anomaly():
 def test_cuda_n_computes_on_gpu_n():
     """Creation, forward, backward, the optimizer and the generator of cuda:1 run on GPU 1,
     interleaved with work on cuda:0 (the stand-in refuses an op on another GPU's array)."""
+    if get_backend("cuda").xp.cuda.runtime.getDeviceCount() < 2:  # a machine with one GPU
+        pytest.skip("needs two GPUs (the CuPy stand-in has two)")
     mg.manual_seed(0)
     layers = {device: mg.nn.Linear(3, 2).to(device) for device in ("cuda:0", "cuda:1")}
     optimizers = {device: mg.optim.Adam(layer.parameters()) for device, layer in layers.items()}
@@ -93,12 +97,11 @@ def test_seeding_and_rng_state_start_no_xorwow_generator(stand_in):
 
 @pytest.fixture
 def fresh_cuda(monkeypatch):
-    """The 'cuda' backends forgotten before and after, so each test meets CuPy anew."""
-    in_use = cupy_backend._stand_in
-    cupy_backend.use_cupy(in_use)
-    yield monkeypatch
-    monkeypatch.undo()
-    cupy_backend.use_cupy(in_use)
+    """The CuPy stand-in with two devices (on a GPU machine too), its 'cuda' backends made
+    anew: each test meets CuPy for the first time."""
+    with fake_cupy.installed(devices=2):
+        yield monkeypatch
+        monkeypatch.undo()
 
 
 def test_cuda_without_cupy_says_how_to_get_it(fresh_cuda):

@@ -9,6 +9,8 @@ import minigrad as mg
 from minigrad.backend import get_backend, use_fused_kernels
 from minigrad.nn import functional as F
 
+pytestmark = pytest.mark.gpu  # the cuda suite (`pytest -m gpu`): real CuPy on a GPU
+
 
 @pytest.fixture
 def fused():

@@ -15,6 +15,8 @@ from transformer.decoding import beam_search
 from transformer.pipeline import build_model_config, build_vocab
 from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
 
+pytestmark = pytest.mark.gpu  # the cuda suite (`pytest -m gpu`): real CuPy on a GPU
+
 MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
          "d_ff": 32, "dropout": 0.1}
 
