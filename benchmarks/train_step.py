@@ -19,7 +19,15 @@ everything but the matrix products were free. `blas_share` = floor / median step
 of the step the products need.
 
     python benchmarks/train_step.py --framework minigrad|torch --config tiny|small|base
-        [--device cpu|cuda] [--steps 20] [--warmup 3] [--json] [--profile]
+        [--device cpu|cuda] [--fused] [--steps 20] [--warmup 3] [--json] [--profile]
+    python benchmarks/train_step.py --count --config tiny|small|base [--fused] [--steps 1]
+        [--json]
+
+`--count` times nothing: it runs the step as `Trainer.train_step` takes it (with clipping,
+and the optimizer step skipped on the device for a non-finite loss) on 'cuda' run by the CuPy
+stand-in (minigrad/testing/fake_cupy.py, no GPU needed), and reports the kernel launches and
+device-to-host synchronizations per step, by phase, by op and by kernel, by the stand-in's
+counting rule.
 
 `--profile` then prints a per-op time table over a few more steps: for minigrad, the time
 spent in each op's forward (`Function.apply`: checks, forward, graph recording) and in its
@@ -37,7 +45,7 @@ import os
 import resource
 import statistics
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 
 from configs import (
     ADAM_BETAS,
@@ -134,12 +142,12 @@ class MinigradStep:
         return lambda: self.mg.matmul(a, b)
 
     def profile(self, steps, run_step):
-        with OpTimes(self.synchronize) as times:
+        with OpMeter(lambda: (time.perf_counter(),), self.synchronize) as times:
             start = time.perf_counter()
             for _ in range(steps):
                 run_step(self)
             elapsed = time.perf_counter() - start
-        return times.table(steps, elapsed)
+        return times.time_table(steps, elapsed)
 
 
 class TorchStep:
@@ -206,41 +214,45 @@ class TorchStep:
 FRAMEWORKS = {"minigrad": MinigradStep, "torch": TorchStep}
 
 
-# ----- minigrad's per-op times --------------------------------------------------------------
+# ----- minigrad's per-op times and counts ----------------------------------------------------
 def _subclasses(cls):
     for subclass in cls.__subclasses__():
         yield subclass
         yield from _subclasses(subclass)
 
 
-class OpTimes:
-    """While active (`with OpTimes(synchronize) as times:`), the wall time of every minigrad op
-    by name: its forward (`Function.apply`) and its backward (the `backward` method of its
-    Function subclass). The engine is not edited: the methods are wrapped in this process and
-    restored on exit.
+class OpMeter:
+    """While active (`with OpMeter(read, settle) as meter:`), how much `read()` (a tuple of
+    numbers: the clock; or the CuPy stand-in's launch and synchronization counts) grows over
+    every minigrad op, by name: its forward (`Function.apply`) and its backward (the
+    `backward` method of its Function subclass); `settle()` runs after each op, before the
+    reading (the device's synchronize, for times). The engine is not edited: the methods are
+    wrapped in this process and restored on exit.
 
     Ops called inside another op's backward (backward is written with Tensor ops) count toward
-    that backward: they are how it is computed. So no time is counted twice, and what the
+    that backward: they are how it is computed. So nothing is counted twice, and what the
     table does not cover is the rest of the step (module code, graph walk, optimizer)."""
 
-    def __init__(self, synchronize):
-        self.synchronize = synchronize
-        self.seconds = {"forward": defaultdict(float), "backward": defaultdict(float)}
+    def __init__(self, read, settle=lambda: None):
+        self.read, self.settle = read, settle
+        self.totals = {"forward": {}, "backward": {}}
         self.calls = Counter()
-        self.depth = 0  # > 0 inside a timed call
+        self.depth = 0  # > 0 inside a measured call
         self.restore = []  # (class, attribute, original value in the class's own dict)
 
-    def timed(self, phase, name, call, *args, **kwargs):
+    def measured(self, phase, name, call, *args, **kwargs):
         if self.depth:
             return call(*args, **kwargs)
         self.depth += 1
-        start = time.perf_counter()
+        before = self.read()
         try:
             result = call(*args, **kwargs)
-            self.synchronize()
+            self.settle()
         finally:
             self.depth -= 1
-        self.seconds[phase][name] += time.perf_counter() - start
+        grown = tuple(after - start for after, start in zip(self.read(), before))
+        total = self.totals[phase].get(name, (0,) * len(grown))
+        self.totals[phase][name] = tuple(a + b for a, b in zip(total, grown))
         if phase == "forward":
             self.calls[name] += 1
         return result
@@ -248,23 +260,23 @@ class OpTimes:
     def __enter__(self):
         from minigrad.autograd import Function
 
-        times = self
+        meter = self
         original_apply = Function.__dict__["apply"].__func__
 
         def apply(cls, *inputs, **params):
-            return times.timed("forward", cls.name, original_apply, cls, *inputs, **params)
+            return meter.measured("forward", cls.name, original_apply, cls, *inputs, **params)
 
-        def timed_backward(original):
+        def measured_backward(original):
             def backward(fn, grad):
-                return times.timed("backward", fn.name, original, fn, grad)
+                return meter.measured("backward", fn.name, original, fn, grad)
             return backward
 
         self.restore.append((Function, "apply", Function.__dict__["apply"]))
         Function.apply = classmethod(apply)
         for cls in _subclasses(Function):
-            if "backward" in vars(cls):  # subclasses that inherit it are timed through it
+            if "backward" in vars(cls):  # subclasses that inherit it are measured through it
                 self.restore.append((cls, "backward", vars(cls)["backward"]))
-                cls.backward = timed_backward(vars(cls)["backward"])
+                cls.backward = measured_backward(vars(cls)["backward"])
         return self
 
     def __exit__(self, *exc):
@@ -273,28 +285,43 @@ class OpTimes:
         self.restore.clear()
         return False
 
-    def table(self, steps, elapsed):
-        """The times per step, largest first, as text."""
+    def names(self):
+        """Op names, the largest first (by the first number of the reading)."""
+        forward, backward = self.totals["forward"], self.totals["backward"]
+        return sorted(set(forward) | set(backward),
+                      key=lambda name: -(forward.get(name, (0,))[0]
+                                         + backward.get(name, (0,))[0]))
+
+    def time_table(self, steps, elapsed):
+        """For a clock reading: the times per step, largest first, as text."""
         step_ms = 1e3 * elapsed / steps
-        forward, backward = self.seconds["forward"], self.seconds["backward"]
-        names = sorted(set(forward) | set(backward),
-                       key=lambda name: -(forward[name] + backward[name]))
+        forward, backward = self.totals["forward"], self.totals["backward"]
         lines = [(f"minigrad per-op times, ms per step (mean over {steps} steps of "
                   f"{step_ms:.2f} ms, timers included)"),
                  (f"{'op':<32}{'calls':>7}{'forward':>10}{'backward':>10}{'total':>10}"
                   f"{'share':>8}")]
         covered = 0.0
-        for name in names:
-            total = 1e3 * (forward[name] + backward[name]) / steps
+        for name in self.names():
+            f, b = forward.get(name, (0.0,))[0], backward.get(name, (0.0,))[0]
+            total = 1e3 * (f + b) / steps
             covered += total
-            lines.append(f"{name:<32}{self.calls[name] / steps:>7.0f}"
-                         f"{1e3 * forward[name] / steps:>10.3f}"
-                         f"{1e3 * backward[name] / steps:>10.3f}{total:>10.3f}"
-                         f"{total / step_ms:>8.1%}")
+            lines.append(f"{name:<32}{self.calls[name] / steps:>7.0f}{1e3 * f / steps:>10.3f}"
+                         f"{1e3 * b / steps:>10.3f}{total:>10.3f}{total / step_ms:>8.1%}")
         rest = step_ms - covered
         lines.append(f"{'(outside ops: modules, graph, optimizer)':<59}{rest:>10.3f}"
                      f"{rest / step_ms:>8.1%}")
         return "\n".join(lines)
+
+    def by_op(self, steps):
+        """For a (launches, syncs) reading: per op name and step, its calls and the launches
+        and syncs of its forward and backward."""
+        forward, backward = self.totals["forward"], self.totals["backward"]
+        return {name: {"calls": self.calls[name] / steps,
+                       "forward_launches": forward.get(name, (0, 0))[0] / steps,
+                       "backward_launches": backward.get(name, (0, 0))[0] / steps,
+                       "syncs": (forward.get(name, (0, 0))[1]
+                                 + backward.get(name, (0, 0))[1]) / steps}
+                for name in self.names()}
 
 
 # ----- measuring ----------------------------------------------------------------------------
@@ -383,6 +410,104 @@ def measure(framework, config, device, steps, warmup):
     }
 
 
+# ----- counting: launches and synchronizations on the CuPy stand-in --------------------------
+def trainer_step_phases(runner):
+    """One step as `Trainer.train_step` takes it, yielding each phase's name when it is done:
+    zero_grad + forward + loss, backward, clipping (norm 1) with the step's finite flag, and
+    the optimizer step that the flag skips on the device."""
+    mg = runner.mg
+    runner.zero_grad()
+    loss = runner.forward_loss()
+    yield "forward"
+    runner.backward(loss)
+    yield "backward"
+    norm = mg.optim.clip_grad_norm_(runner.model.parameters(), 1.0)
+    finite = loss.detach().isfinite() & norm.isfinite()
+    yield "clip"
+    runner.optimizer.step(skip=~finite)
+    yield "optimizer"
+
+
+def count(config, steps, warmup, fused=False):
+    """The kernel launches and device-to-host synchronizations of `steps` training steps on
+    'cuda' run by the CuPy stand-in (its counting rule: minigrad/testing/fake_cupy.py), after
+    `warmup` steps (the first builds the optimizer's flat arrays), with or without the fused
+    kernels: per step, by phase, by op and by kernel."""
+    from minigrad.backend import use_fused_kernels
+    from minigrad.testing import fake_cupy
+
+    with fake_cupy.installed(devices=1):
+        use_fused_kernels(fused)
+        try:
+            return _count(fake_cupy.monitor, config, steps, warmup)
+        finally:
+            use_fused_kernels(False)
+
+
+def _count(monitor, config, steps, warmup):
+    runner = MinigradStep(config, "cuda")
+    for _ in range(warmup):
+        for _ in trainer_step_phases(runner):
+            pass
+
+    def reading():
+        return monitor.launch_count, monitor.sync_count
+
+    monitor.reset()
+    phases = {}
+    with OpMeter(reading) as meter:
+        for _ in range(steps):
+            before = reading()
+            for phase in trainer_step_phases(runner):
+                now = reading()
+                launches, syncs = phases.get(phase, (0, 0))
+                phases[phase] = (launches + now[0] - before[0], syncs + now[1] - before[1])
+                before = now
+    launches, syncs = reading()
+    return {
+        "benchmark": "train_step",
+        "mode": "count",
+        "config": config.name,
+        "framework": "minigrad",
+        "device": "cuda (CuPy stand-in)",
+        "fused": runner.mg.backend.get_backend("cuda").kernels is not None,
+        "figure": "launches_per_step",
+        "launches_per_step": launches / steps,
+        "syncs_per_step": syncs / steps,
+        "steps": steps,
+        "warmup": warmup,
+        "phases": {phase: {"launches": n / steps, "syncs": m / steps}
+                   for phase, (n, m) in phases.items()},
+        "by_op": meter.by_op(steps),
+        "by_kernel": {name: n / steps for name, n in monitor.launches.most_common()},
+        "sync_reasons": {name: n / steps for name, n in monitor.syncs.most_common()},
+        "parameters": runner.parameter_count(),
+    }
+
+
+def describe_counts(record, rows=12):
+    phases = record["phases"]
+    ops = sorted(record["by_op"].items(),
+                 key=lambda item: -(item[1]["forward_launches"] + item[1]["backward_launches"]))
+    lines = [(f"minigrad {record['config']} on {record['device']}"
+              f"{', fused kernels' if record['fused'] else ''}, Trainer.train_step with "
+              f"clipping: {record['launches_per_step']:.0f} kernel launches and "
+              f"{record['syncs_per_step']:.0f} synchronizations per step"),
+             "  phases: " + ", ".join(f"{name} {counts['launches']:.0f} launches / "
+                                      f"{counts['syncs']:.0f} syncs"
+                                      for name, counts in phases.items()),
+             f"  {'op':<32}{'calls':>7}{'forward':>9}{'backward':>10}{'syncs':>7}"]
+    for name, counts in ops[:rows]:
+        lines.append(f"  {name:<32}{counts['calls']:>7.0f}{counts['forward_launches']:>9.0f}"
+                     f"{counts['backward_launches']:>10.0f}{counts['syncs']:>7.0f}")
+    kernels = list(record["by_kernel"].items())[:rows]
+    lines.append("  kernels: " + ", ".join(f"{name} {n:.0f}" for name, n in kernels))
+    if record["sync_reasons"]:
+        lines.append("  synchronized by: " + ", ".join(
+            f"{name} {n:.0f}" for name, n in record["sync_reasons"].items()))
+    return "\n".join(lines)
+
+
 def describe(record):
     """The record as a few readable lines."""
     phases = record["phases"]
@@ -412,12 +537,28 @@ def main():
     parser.add_argument("--json", action="store_true", help="print one JSON record, last")
     parser.add_argument("--profile", action="store_true",
                         help="then print a per-op time table over a few more steps")
+    parser.add_argument("--fused", action="store_true",
+                        help="minigrad on cuda: the fused kernels (use_fused_kernels)")
+    parser.add_argument("--count", action="store_true",
+                        help="count kernel launches and device-to-host synchronizations per "
+                             "step on the CuPy stand-in (no GPU needed) instead of timing")
     args = parser.parse_args()
     if args.steps < 1 or args.warmup < 0:
         parser.error("--steps must be >= 1 and --warmup >= 0")
+    if args.count:
+        if args.framework != "minigrad" or args.profile:
+            parser.error("--count counts minigrad's steps: no --framework torch, no --profile")
+        record = count(CONFIGS[args.config], args.steps, max(args.warmup, 1), args.fused)
+        print(json.dumps(record) if args.json else describe_counts(record))
+        return
 
+    if args.fused:
+        from minigrad.backend import use_fused_kernels
+
+        use_fused_kernels(True)
     runner, record = measure(args.framework, CONFIGS[args.config], args.device, args.steps,
                              args.warmup)
+    record["fused"] = args.fused
     if args.profile:
         print(runner.profile(min(args.steps, 5), run_step))
     print(json.dumps(record) if args.json else describe(record))

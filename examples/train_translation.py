@@ -8,8 +8,8 @@ A folder that already holds a run is never overwritten by accident: continue it 
 --resume, replace it with --overwrite, or choose another --out. Ctrl-C stops after the current
 step, saves last.npz and exits with status 130 (the shell's convention for an interrupted
 command); --resume then continues exactly where it stopped. With --resume only --steps,
---time-limit, --eval-every, --accumulate and --no-progress may change (and the number of
-processes: see docs/distributed.md).
+--time-limit, --eval-every, --sync-every, --accumulate and --no-progress may change (and the
+number of processes: see docs/distributed.md).
 
     mpiexec -n 2 python -m mpi4py examples/train_translation.py --distributed
 """
@@ -24,7 +24,7 @@ FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": 
          "dropout": "--dropout", "norm_first": "--norm-first", "steps": "--steps",
          "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
          "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed",
-         "accumulate": "--accumulate"}
+         "accumulate": "--accumulate", "sync_every": "--sync-every"}
 
 # Defaults of the training flags (those of a new run; a resumed run keeps its own).
 TRAINING_DEFAULTS = {"batch_size": 64, "warmup_steps": 400, "lr_factor": 1.0,
@@ -61,6 +61,9 @@ def parse_arguments(argv=None):
     training.add_argument("--lr-factor", type=cli.positive_float, help="default 1.0")
     training.add_argument("--eval-every", type=cli.positive_int,
                           help="validate and checkpoint every N steps (default 500)")
+    training.add_argument("--sync-every", type=cli.positive_int,
+                          help="read the loss from the device every N steps (default: the "
+                               "logging interval); between reads a GPU step never waits")
     training.add_argument("--time-limit", type=cli.positive_float,
                           help="stop training after this many seconds (default: no limit)")
     training.add_argument("--seed", type=cli.non_negative_int, help="default 0")
@@ -93,7 +96,8 @@ def main(argv=None):
     training = given(steps=args.steps, warmup_steps=args.warmup, batch_size=args.batch_size,
                      lr_factor=args.lr_factor, eval_every=eval_every,
                      checkpoint_every=eval_every, time_limit_s=args.time_limit, seed=args.seed,
-                     accumulate=args.accumulate, progress=False if args.no_progress else None)
+                     accumulate=args.accumulate, sync_every=args.sync_every,
+                     progress=False if args.no_progress else None)
     communicator = cli.communicator(args)
     if not args.resume:
         training = {**TRAINING_DEFAULTS, "checkpoint_every": TRAINING_DEFAULTS["eval_every"],
@@ -113,8 +117,8 @@ def main(argv=None):
                               for name, given_value, saved in conflict.conflicts)
         raise cli.UsageError(f"--resume keeps the run's own options, but these differ: "
                              f"{'; '.join(flags)}; only --steps, --time-limit, --eval-every, "
-                             "--accumulate and --no-progress may change (or start a new run "
-                             "with --overwrite or another --out)") from None
+                             "--sync-every, --accumulate and --no-progress may change (or "
+                             "start a new run with --overwrite or another --out)") from None
     if metrics is None:  # interrupted by Ctrl-C: last.npz is saved
         return 130
     return 0

@@ -30,6 +30,12 @@ def is_grad_enabled():
     return _GradMode.enabled
 
 
+def is_anomaly_enabled():
+    """Whether `detect_anomaly` is on: also the mode in which checks that would make a GPU
+    wait (ids in range) run on the GPU."""
+    return _GradMode.anomaly
+
+
 class _GradModeContext:
     """Base of `no_grad` / `enable_grad`: a context manager that is also a decorator."""
 
@@ -67,7 +73,9 @@ class enable_grad(_GradModeContext):
 
 class detect_anomaly:
     """Inside this block, the first op whose forward or backward makes a NaN/Inf raises
-    `AnomalyError`, naming the op and the line of user code that created it."""
+    `AnomalyError`, naming the op and the line of user code that created it; and on a GPU,
+    ids of embeddings and targets of cross-entropy are checked to be in range (a read by the
+    host each, which a GPU step otherwise never makes)."""
 
     def __enter__(self):
         self.previous = _GradMode.anomaly
@@ -139,6 +147,8 @@ class Function:
         fn = object.__new__(cls)
         fn.backend = backend
         fn.xp = backend.xp
+        if backend.activate is not None:  # a GPU: make it CuPy's current device
+            backend.activate()
         try:  # unpacking (* of a map, ** even of an empty dict) costs more than a small ufunc
             if len(inputs) == 1:
                 x = inputs[0].data
@@ -260,6 +270,8 @@ def _check_root(root, gradient):
                 "gradient of the loss with respect to it (backward(gradient)), or reduce it "
                 "first (e.g. .sum() or .mean())"
             )
+        if root.backend.activate is not None:
+            root.backend.activate()
         return Tensor._make(root.backend.xp.ones(root.shape, dtype=root.dtype), root.backend)
     if not isinstance(gradient, Tensor):
         gradient = Tensor(gradient, dtype=root.dtype, device=root.device)
@@ -294,6 +306,8 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False, input
             grad = grads.pop(tensor, None)
             if grad is None or (useful is not None and tensor not in useful):
                 continue
+            if grad.backend.activate is not None:  # the gradient's GPU, for the array work below
+                grad.backend.activate()
             if sums:
                 sums.discard(grad)  # from here on it may be shared (backward can pass it on)
             if tensor._hooks:
@@ -360,7 +374,7 @@ def _owned(grad, handed_out):
     """A gradient a tensor's `.grad` can own: not a view, writable, not given to another
     tensor in this pass (so editing one `.grad` in place never changes another's)."""
     data = grad.data
-    if grad in handed_out or data.base is not None or not data.flags.writeable:
+    if grad in handed_out or not grad.backend.owns(data):
         grad = Tensor._make(data.copy(), grad.backend)
     handed_out.add(grad)
     return grad

@@ -36,6 +36,8 @@ def as_array(data, dtype=None, backend=None):
     if _is_array(data):
         source = backend_of_array(data)
         backend = backend or source
+        if backend.activate is not None:
+            backend.activate()
         array = data if source is backend else backend.from_host(source.to_host(data))
         copied = source is not backend
     else:
@@ -405,9 +407,11 @@ def ensure_tensor(value, like):
         if constant is None:
             if len(_scalars) >= 1024:
                 _scalars.clear()
-            constant = _scalars[key] = Tensor._make(backend.xp.asarray(value, dtype=dtype),
-                                                    backend)
+            constant = _scalars[key] = Tensor._make(
+                backend.from_host(np.asarray(value, dtype=dtype)), backend)
         return constant
+    if isinstance(value, np.generic):  # a NumPy scalar keeps its dtype (NumPy 2's rule)
+        return Tensor._make(backend.from_host(np.asarray(value)), backend)
     if backend_of_array(value) is not backend and backend.device != "cpu":
         raise DeviceError(
             f"an array of type {type(value).__name__} combined with a tensor on {like.device}: "

@@ -2,6 +2,8 @@
 
 Profiles (env HYPOTHESIS_PROFILE; default `ci` when env CI is set, else `dev`):
 `ci` bounded and derandomized, `dev` quick and random, `thorough` many examples, `gpu` few.
+The `device` fixture runs each test on 'cpu' and on 'cuda': real CuPy where a GPU is present,
+otherwise the strict CuPy stand-in (`minigrad.testing.fake_cupy`, two devices).
 """
 
 import importlib.util
@@ -14,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from minigrad.testing import fake_cupy
 
 settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None,
                           print_blob=True)
@@ -34,18 +38,31 @@ def cuda_available():
         return False
 
 
+ON_GPU = cuda_available()
+if not ON_GPU:  # the cuda cases run on the CuPy stand-in, with two devices
+    fake_cupy.install(devices=2)
+
 DEVICES = [
     pytest.param("cpu", id="cpu"),
-    pytest.param("cuda", id="cuda", marks=[
-        pytest.mark.gpu,
-        pytest.mark.skipif(not cuda_available(), reason="needs CuPy and a CUDA GPU")]),
+    pytest.param("cuda", id="cuda", marks=pytest.mark.gpu),
 ]
 
 
 @pytest.fixture(params=DEVICES, scope="session")  # session scope: usable with @given
 def device(request):
-    """Each available device in turn: 'cpu' always, 'cuda' where CuPy finds a GPU."""
+    """Each device in turn: 'cpu', then 'cuda' (real CuPy on a GPU, else the CuPy stand-in
+    minigrad/testing/fake_cupy.py, never skipped)."""
     return request.param
+
+
+@pytest.fixture
+def stand_in():
+    """The CuPy stand-in's counters, reset (tests of what a GPU run would do: syncs and
+    launches); skipped on a GPU, where real CuPy runs."""
+    if ON_GPU:
+        pytest.skip("counts come from the CuPy stand-in; this machine runs real CuPy")
+    fake_cupy.monitor.reset()
+    return fake_cupy.monitor
 
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -20,7 +20,7 @@ from .training import Trainer, TrainingConfig
 # What a resumed run may change: how long it goes on and how it reports (nothing that would
 # make it differ from an uninterrupted run of the same length).
 RESUMABLE_OPTIONS = ("steps", "time_limit_s", "progress", "eval_every", "log_every",
-                     "checkpoint_every", "accumulate")
+                     "checkpoint_every", "sync_every", "accumulate")
 
 
 class ResumeConflict(ConfigError):

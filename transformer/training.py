@@ -37,6 +37,8 @@ class TrainingConfig:
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
     log_every: int = 50
+    sync_every: int = 0  # read the loss, gradient norm and stop flags every this many steps
+    #                      (0: at the logging interval); between reads a GPU step never waits
     eval_every: int = 500
     eval_examples: int = 400
     checkpoint_every: int = 500
@@ -68,7 +70,8 @@ class TrainingConfig:
 
 # What TrainingConfig allows: its integer fields and their least values, its real ones.
 _COUNTS = {"steps": 1, "batch_size": 1, "warmup_steps": 1, "log_every": 1, "eval_every": 1,
-           "eval_examples": 1, "checkpoint_every": 1, "seed": 0, "accumulate": 1}
+           "eval_examples": 1, "checkpoint_every": 1, "seed": 0, "accumulate": 1,
+           "sync_every": 0}
 _REALS = {"lr_factor": (lambda v: v > 0, "> 0"), "clip_norm": (lambda v: v > 0, "> 0"),
           "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
           "time_limit_s": (lambda v: v >= 0, ">= 0 (0: no limit)")}
@@ -83,9 +86,13 @@ def _is_real(value):
 
 
 class Callback:
-    """Hooks into the loop; subclass and override what you need. `batch` is the step's batch
-    (its last micro-batch when a step has several); on several ranks, `record["loss"]` in
-    `on_step_end` is this rank's share, and validation runs on rank 0 only."""
+    """Hooks into the loop; subclass and override what you need.
+
+    `batch` is the step's batch (its last micro-batch when a step has several).
+    `on_step_end`'s record holds the step's loss and gradient norm as numbers at read steps
+    (`Trainer.reads_at`), at other steps as 0-d tensors on the device (reading one makes the
+    host wait for the GPU); on several ranks its loss is this rank's share. Validation runs
+    on rank 0 only."""
 
     def on_backward_end(self, trainer, step, batch):
         pass
@@ -132,6 +139,7 @@ class Trainer:
         self.scheduler = NoamSchedule(self.optimizer, model.config.d_model,
                                       config.warmup_steps, factor=config.lr_factor)
         self.step = 0
+        self._unread = []  # (step, loss, gradient norm) of the steps since the last read
         self.best = None  # (exact_match, -loss) of the best validation so far
         self.best_step = None  # the step of best.npz
         self.train_seconds = 0.0  # in train_step and batching, over the whole run
@@ -142,14 +150,19 @@ class Trainer:
 
     # ----- one step ---------------------------------------------------------------------------
     def train_step(self, batch, global_tokens=None):
-        """One optimizer step on `batch`: a Batch (the loss is its mean), or a list of this
-        rank's micro-batches of one global batch of `global_tokens` target tokens (each loss
-        summed, then divided by that count, so that the gradients summed over micro-batches
-        and ranks are the gradient of the global batch's mean loss)."""
+        """One step, entirely on the model's device: nothing is read back (a GPU never
+        waits). `batch` is a Batch (the loss is its mean), or a list of this rank's
+        micro-batches of one global batch of `global_tokens` target tokens (each loss summed,
+        then divided by that count, so that the gradients summed over micro-batches and
+        ranks are the gradient of the global batch's mean loss). Returns the step's record,
+        its loss and gradient norm as 0-d tensors. A non-finite loss or gradient makes the
+        optimizer skip the update on the device (on every rank: one rank's non-finite loss
+        makes every rank's summed gradient non-finite); the next read (`read`) raises
+        NonFiniteLossError for it."""
         batches = [batch] if isinstance(batch, Batch) else batch
         self.model.train()
         self.optimizer.zero_grad()
-        loss_value = 0.0
+        total = None
         with self.reducer.no_sync():
             for micro in batches:
                 logits = self.model(micro.src, micro.tgt_in, micro.src_mask, micro.tgt_mask)
@@ -158,40 +171,71 @@ class Trainer:
                                        reduction="mean" if global_tokens is None else "sum")
                 if global_tokens is not None:
                     loss = loss / global_tokens
-                loss_value += loss.item()
                 loss.backward()
-        self.reducer.reduce()  # a rank's non-finite loss makes every rank's gradient so
-        self.communicator.synchronize("the gradient reduction")  # NCCL: under the deadline
-        self._stop_if_not_finite("loss", loss_value)  # before any update
+                total = loss.detach() if total is None else total + loss.detach()
+        self.reducer.reduce()
         for callback in self.callbacks:
             callback.on_backward_end(self, self.step + 1, batches[-1])
         grad_norm = clip_grad_norm_(self.parameters, self.config.clip_norm)
-        self._stop_if_not_finite("gradient norm", grad_norm)  # before it reaches the weights
+        finite = total.isfinite() & grad_norm.isfinite()
         lr = self.optimizer.param_groups[0]["lr"]
-        self.optimizer.step()
+        self.optimizer.step(skip=~finite)  # before a bad value reaches the weights
         self.scheduler.step()
-        return {"loss": loss_value, "lr": lr, "grad_norm": grad_norm}
+        self._unread.append((self.step + 1, total, grad_norm))
+        return {"loss": total, "lr": lr, "grad_norm": grad_norm}
 
-    def _agree(self, loss_value):
-        """The step's one collective, at its end: the global loss (the sum of the ranks'
-        shares), and whether any rank asks to stop (Ctrl-C) or rank 0's time is up. Returns
-        the loss; what was agreed is in `self._stopping` (on one process: what it says)."""
-        out_of_time = self.chief and self._out_of_time()
-        values = np.array([loss_value, self._stop_requested(), out_of_time], np.float64)
-        self.communicator.allreduce_sum_(values, "the step's agreement on loss and stopping")
-        self._stopping = "interrupt" if values[1] else "time" if values[2] else None
-        return float(values[0])
+    # ----- the read cadence: the one place where the host waits for the device -------------------
+    def reads_at(self, step):
+        """Whether the host reads the device after `step`: every `sync_every` steps (the
+        logging interval by default), and wherever the loop needs the values (a log line,
+        validation, a checkpoint, the last step). The same on every rank."""
+        config = self.config
+        return any(step % every == 0 for every in (config.sync_every or config.log_every,
+                                                   config.log_every, config.eval_every,
+                                                   config.checkpoint_every)) \
+            or step >= config.steps
 
-    def _stop_if_not_finite(self, name, value):
-        """Raise NonFiniteLossError for a NaN/Inf `value`, before the optimizer step, so that
-        neither the weights nor any checkpoint see it."""
-        if math.isfinite(value):
+    def read(self, record):
+        """Read the losses and gradient norms of the steps since the last read, in one
+        transfer; raise NonFiniteLossError for the first non-finite one (its update, and
+        those of the steps after it that were not finite, were skipped on the device).
+        Fills `record` (the latest step's) with numbers."""
+        self.communicator.synchronize("the steps since the last read")  # NCCL: a deadline
+        unread, self._unread = self._unread, []
+        values = mg.stack([value.astype("float64") for _, loss, norm in unread
+                           for value in (loss, norm)]).numpy()
+        for (step, _, _), (loss, norm) in zip(unread, values.reshape(-1, 2)):
+            for name, value in (("loss", loss), ("gradient norm", norm)):
+                if not math.isfinite(value):
+                    self._stop_not_finite(step, name, float(value))
+        record["loss"], record["grad_norm"] = (float(value) for value in values[-2:])
+
+    def _agree(self, record, read):
+        """Whether to stop, and (at read steps) the global loss. One process decides alone
+        after every step: Ctrl-C, or its time is up. Several ranks agree at read steps, in the
+        step's one small collective: the sum of their loss shares (the global batch's loss,
+        into `record`), Ctrl-C on any rank, rank 0's time. What was decided is
+        `self._stopping` ("interrupt", "time" or None)."""
+        if self.communicator.world_size == 1:
+            self._stopping = "interrupt" if self._stop_requested() else \
+                "time" if self._out_of_time() else None
             return
+        if not read:
+            return
+        values = np.array([record["loss"], self._stop_requested(),
+                           self.chief and self._out_of_time()], np.float64)
+        self.communicator.allreduce_sum_(values, "the agreement on the loss and on stopping")
+        record["loss"] = float(values[0])
+        self._stopping = "interrupt" if values[1] else "time" if values[2] else None
+
+    def _stop_not_finite(self, step, name, value):
+        """Raise NonFiniteLossError for a NaN/Inf `value`: the optimizer skipped that step, so
+        neither the weights nor any checkpoint saw it."""
         last = self.folder.checkpoint("last") if self.folder is not None else None
         kept = (f"the last good checkpoint ({last}) was kept" if last is not None and last.exists()
                 else "no checkpoint had been saved yet")
         raise NonFiniteLossError(
-            f"step {self.step + 1}: the {name} is {value}; training stopped and {kept}. Lower "
+            f"step {step}: the {name} is {value}; training stopped and {kept}. Lower "
             "the learning rate (lr_factor) or clip gradients harder (clip_norm)")
 
     # ----- the loop ---------------------------------------------------------------------------
@@ -229,6 +273,10 @@ class Trainer:
         batches, global_tokens = self._next_shards()
         record = self.train_step(batches, global_tokens)
         self.step += 1
+        one_process = self.communicator.world_size == 1
+        read = self.reads_at(self.step) or (one_process and self._out_of_time())
+        if read:
+            self.read(record)
         elapsed = time.perf_counter() - started
         self.train_seconds += elapsed
         tokens = batches.n_tokens if global_tokens is None else global_tokens
@@ -236,13 +284,15 @@ class Trainer:
                       time_s=round(self.train_seconds, 3), tokens_per_s=tokens / elapsed)
         for callback in self.callbacks:
             callback.on_step_end(self, self.step, record)  # the loss of this rank's shards
-        record["loss"] = self._agree(record["loss"])  # from here on, the global batch's
+        self._agree(record, read)  # from here on, the loss of the global batch
         if self.step % self.config.log_every == 0:
             self._log(record)
         if self._progress is not None:
             self._progress.update(1)
-            self._progress.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}",
-                                       tok_s=f"{record['tokens_per_s']:.0f}")
+            if read:
+                self._progress.set_postfix(loss=f"{record['loss']:.3f}",
+                                           lr=f"{record['lr']:.2e}",
+                                           tok_s=f"{record['tokens_per_s']:.0f}")
         if self.step % self.config.eval_every == 0:
             self.validate()
         if self.step % self.config.checkpoint_every == 0:

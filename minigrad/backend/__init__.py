@@ -4,7 +4,12 @@ A backend bundles an array namespace `xp` (NumPy or CuPy) with:
 
 - `device`           the device string its arrays live on ("cpu", "cuda:0", ...)
 - `from_host(a)`     a NumPy array -> an array of this backend
-- `to_host(a)`       an array of this backend -> a NumPy array
+- `to_host(a)`       an array of this backend -> a NumPy array (on a GPU: a read that waits)
+- `owns(a)`          whether `a` is an array of its own (not a view), so a `.grad` may keep it
+- `activate`         None, or a function that makes this backend's device current (CuPy's
+                     current GPU); called before work on the backend's arrays
+- `kernels`          None, or the fused kernels the ops use instead of chains of array ops
+                     (`cupy_fused.py`: on 'cuda' with `use_fused_kernels(True)`)
 - `scatter_add(indices, values, size)`  deterministic out[indices[i]] += values[i]
 - `run_blockwise(tasks)`  array work `(function, arrays)` that falls apart
                      along the arrays' first axis, run as `function(*blocks)` over slices of
@@ -18,11 +23,14 @@ Adding a backend is one file implementing these and one line in `get_backend`.
 
 import os
 
+import numpy as np
+
 from ..errors import DeviceError
 from .numpy_backend import NumpyBackend
 
 _backends = {}
 _default_device = None
+_fused = os.environ.get("MINIGRAD_FUSED") == "1"  # the CUDA backend's fused kernels
 _seed = None  # the last manual_seed, given to backends created after it
 
 
@@ -41,19 +49,25 @@ def normalize_device(device):
 
 
 def get_backend(device=None):
-    """The backend object for a device string (created on first use; CuPy imported only then)."""
+    """The backend object for a device string (created on first use; CuPy imported only then),
+    its device made current: what follows is work on it."""
     device = normalize_device(device)
     backend = _backends.get(device)
-    if backend is None:
-        if device == "cpu":
-            backend = NumpyBackend()
-        else:
-            from .cupy_backend import CupyBackend
+    if backend is not None:
+        if backend.activate is not None:
+            backend.activate()
+        return backend
+    if device == "cpu":
+        backend = NumpyBackend()
+    else:
+        from .cupy_backend import CupyBackend
 
-            backend = CupyBackend(int(device.split(":")[1]))
-        if _seed is not None:
-            backend.generator.seed(_seed)
-        _backends[device] = backend
+        backend = CupyBackend(int(device.split(":")[1]))
+        backend.activate()
+        backend.use_fused_kernels(_fused)
+    if _seed is not None:
+        backend.generator.seed(_seed)
+    _backends[device] = backend
     return backend
 
 
@@ -62,7 +76,7 @@ def seed_all(seed):
     global _seed
     _seed = seed
     for backend in _backends.values():
-        backend.generator.seed(seed)
+        backend.generator.seed(seed)  # a CUDA generator starts its stream on its own GPU
 
 
 def loaded_backends():
@@ -86,9 +100,26 @@ def set_default_device(device):
         get_backend(_default_device)  # fail now, not at the first tensor, if it is unavailable
 
 
+def use_fused_kernels(on=True):
+    """Whether 'cuda' runs the fused elementwise kernels (`backend/cupy_fused.py`, written with
+    `cupy.fuse`) instead of chains of CuPy calls: fewer kernel launches. Off by default until
+    they have run on a GPU; MINIGRAD_FUSED=1 turns them on from the start."""
+    global _fused
+    _fused = bool(on)
+    for backend in _backends.values():
+        if backend.activate is not None:
+            backend.use_fused_kernels(_fused)
+
+
+def forget_cuda_backends():
+    """Drop the CUDA backends made so far (after switching to or from the CuPy stand-in)."""
+    for device in [device for device in _backends if device != "cpu"]:
+        del _backends[device]
+
+
 def backend_of_array(array):
-    """The backend that owns an array (NumPy arrays and scalars are 'cpu')."""
-    module = type(array).__module__
-    if module.startswith("cupy"):
-        return get_backend(f"cuda:{array.device.id}")
-    return get_backend("cpu")
+    """The backend that owns an array (NumPy arrays and scalars are 'cpu', a CuPy array its
+    GPU's)."""
+    if isinstance(array, (np.ndarray, np.generic)):
+        return get_backend("cpu")
+    return get_backend(f"cuda:{array.device.id}")

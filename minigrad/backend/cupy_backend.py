@@ -1,45 +1,90 @@
-"""The CUDA backend: CuPy arrays on one GPU. Imported only when a 'cuda' device is asked for."""
+"""The CUDA backend: CuPy arrays on one GPU. Imported only when a 'cuda' device is asked for.
 
-import math
+Work for `cuda:N` runs with GPU N as CuPy's current device: `activate()` makes it current
+(and leaves it so), and minigrad calls it before every op (`Function.apply`), in the backward
+pass, and whenever a backend is looked up by device string (creation, loading).
+`minigrad/testing/fake_cupy.py` stands in for CuPy on a machine without a GPU.
+"""
+
 import os
 
 from ..errors import DeviceError
 
+MINIMUM_VERSION = (14, 0)  # put_along_axis, NumPy 2's promotion rules (NEP 50)
+_stand_in = None  # a module used instead of `import cupy` (the test double), or None
+
+
+def use_cupy(module):
+    """Use `module` as CuPy (None: import the real one); forgets the CUDA backends made."""
+    global _stand_in
+    from . import forget_cuda_backends
+
+    _stand_in = module
+    forget_cuda_backends()
+
 
 def _import_cupy():
-    try:
-        import cupy
-    except ImportError as error:
-        raise DeviceError(
-            "device 'cuda' needs CuPy: install the 'gpu' extra (pip install -e '.[gpu]') "
-            "on a machine with an NVIDIA GPU, or use device='cpu'"
-        ) from error
+    """CuPy and its device count, or one DeviceError line saying what is missing."""
+    if _stand_in is not None:
+        cupy = _stand_in
+    else:
+        try:
+            import cupy
+        except ImportError:
+            raise DeviceError(
+                "device 'cuda' needs CuPy: install the 'gpu' extra (pip install -e '.[gpu]', "
+                "CuPy 14 for CUDA 12) on a machine with an NVIDIA GPU, or use device='cpu'"
+            ) from None
+    version = tuple(int(part) for part in cupy.__version__.split(".")[:2] if part.isdigit())
+    if version < MINIMUM_VERSION:
+        raise DeviceError(f"device 'cuda' needs CuPy >= 14, found CuPy {cupy.__version__}: "
+                          "pip install -U 'cupy-cuda12x>=14'")
     try:
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as error:  # CuPy raises its own CUDARuntimeError when no driver is found
-        raise DeviceError(f"device 'cuda': no usable GPU ({error}); use device='cpu'") from error
+    except Exception as error:  # CuPy's CUDARuntimeError: no driver, or no GPU
+        raise DeviceError(f"device 'cuda': no usable GPU ({str(error).splitlines()[0]}); "
+                          "use device='cpu'") from None
+    if count == 0:
+        raise DeviceError("device 'cuda': CuPy finds no GPU on this machine; use device='cpu'")
     return cupy, count
 
 
-def onehot_segment_sum(xp, indices, values, size):
-    """Deterministic scatter-add on the GPU: a one-hot (size, N) matrix times values (N, ...).
+def sorted_segment_sum(xp, indices, values, size):
+    """Deterministic scatter-add on the GPU in O(N · D): out[indices[i]] += values[i] for
+    indices (N,) and values (N, D...), with no atomics and no read by the host.
 
-    Atomic adds would make the summation order depend on thread timing; a matrix product
-    has a fixed order, and on a GPU it is fast for the sizes minigrad meets (embeddings,
-    gathers of activations).
-    """
+    The rows are sorted by index (a stable sort); each row learns where its run of equal
+    indices starts and ends (two binary searches), and the run's sum is the difference of
+    two rows of the running sum (float64: the sum of a run is exact to float32 precision).
+    Every row of a run then writes the same total to its index, so the order of the writes
+    does not matter."""
     n = indices.shape[0]
-    flat = values.reshape(n, math.prod(values.shape[1:]))  # (N, ...) -> (N, rest), N may be 0
-    onehot = xp.zeros((size, n), dtype=values.dtype)
-    onehot[indices, xp.arange(n)] = 1
-    return (onehot @ flat).reshape((size,) + values.shape[1:])
+    rest = values.shape[1:]
+    out = xp.zeros((size,) + rest, dtype=values.dtype)
+    if n == 0:
+        return out
+    flat = values.reshape(n, -1)  # (N, D)
+    order = xp.argsort(indices, kind="stable")
+    sorted_indices = indices[order]
+    running = xp.cumsum(flat[order].astype(xp.float64), axis=0)  # (N, D)
+    running = xp.concatenate([xp.zeros((1, flat.shape[1]), xp.float64), running])  # (N+1, D)
+    starts = xp.searchsorted(sorted_indices, sorted_indices, side="left")
+    ends = xp.searchsorted(sorted_indices, sorted_indices, side="right")
+    totals = running[ends] - running[starts]  # (N, D): the run's sum, at each of its rows
+    out.reshape(size, -1)[sorted_indices] = totals.astype(values.dtype)
+    return out
 
 
 class CupyGenerator:
-    """A CUDA random generator whose state is its seed and the number of draws made since."""
+    """A CUDA random generator whose state is its seed and the number of draws made since.
 
-    def __init__(self, xp, seed=None):
+    Philox4x3210, a counter-based generator: starting a stream costs one small kernel (CuPy's
+    default, XORWOW, initialises a state for every thread of the GPU); a stream starts at each
+    seed and at each restore point (`state()`), on the backend's GPU."""
+
+    def __init__(self, xp, activate, seed=None):
         self.xp = xp
+        self.activate = activate
         self.seed(seed)
 
     def seed(self, seed):
@@ -51,7 +96,9 @@ class CupyGenerator:
     def _restart(self, draws):
         """Continue with a stream that depends on (seed, draws) alone: a restore point."""
         self.draws = draws
-        self.rng = self.xp.random.default_rng((self.initial_seed << 32) + draws)
+        self.activate()
+        self.rng = self.xp.random.default_rng(
+            self.xp.random.Philox4x3210((self.initial_seed << 32) + draws))
 
     def state(self):
         """The state; also a restore point, so the draws that follow are those that
@@ -65,6 +112,7 @@ class CupyGenerator:
 
     def _next(self):
         self.draws += 1
+        self.activate()
         return self.rng
 
     def normal(self, shape, dtype):
@@ -75,7 +123,7 @@ class CupyGenerator:
 
     def bernoulli(self, shape, probability):
         """Booleans, each True with `probability`."""
-        return self.uniform(shape, self.xp.float64) < probability
+        return self.uniform(shape, self.xp.float32) < probability
 
     def permutation(self, n):
         return self.xp.argsort(self.uniform((n,), self.xp.float64))
@@ -86,50 +134,50 @@ class CupyBackend:
 
     name = "cupy"
 
-    def __init__(self, index, xp=None):
-        if xp is None:
-            xp, count = _import_cupy()
-            if index >= count:
-                raise DeviceError(
-                    f"device 'cuda:{index}' does not exist: this machine has {count} GPU(s)"
-                )
+    def __init__(self, index):
+        xp, count = _import_cupy()
+        if index >= count:
+            raise DeviceError(f"device 'cuda:{index}' does not exist: this machine has {count} "
+                              f"GPU(s), cuda:0 to cuda:{count - 1}")
         self.xp = xp
         self.index = index
         self.device = f"cuda:{index}"
-        self.generator = CupyGenerator(xp)
+        self._runtime = xp.cuda.runtime
+        self.generator = CupyGenerator(xp, self.activate)
+        self.kernels = None
 
-    def _on_device(self):
-        cuda = getattr(self.xp, "cuda", None)
-        return cuda.Device(self.index) if cuda is not None and hasattr(cuda, "Device") else _Null()
+    def use_fused_kernels(self, on):
+        """`kernels`: the fused kernels (`cupy_fused.py`) when on, else None."""
+        from .cupy_fused import FusedKernels
+
+        self.kernels = FusedKernels(self.xp) if on else None
+
+    def activate(self):
+        """Make this backend's GPU CuPy's current device (where new arrays and kernels go)."""
+        if self._runtime.getDevice() != self.index:
+            self._runtime.setDevice(self.index)
 
     def from_host(self, array):
-        with self._on_device():
-            return self.xp.asarray(array)
+        self.activate()
+        return self.xp.asarray(array)
 
     def to_host(self, array):
-        return self.xp.asnumpy(array) if hasattr(self.xp, "asnumpy") else array
+        return self.xp.asnumpy(array)
+
+    def owns(self, array):
+        """Whether `array` is a whole array of its own (not a view), so a `.grad` may keep it."""
+        return array.base is None
 
     def scatter_add(self, indices, values, size):
-        with self._on_device():
-            return onehot_segment_sum(self.xp, indices, values, size)
+        self.activate()
+        return sorted_segment_sum(self.xp, indices, values, size)
 
     def run_blockwise(self, tasks):
         """Each task on its whole arrays: the GPU is parallel within each kernel already."""
-        with self._on_device():
-            for function, arrays in tasks:
-                function(*arrays)
+        self.activate()
+        for function, arrays in tasks:
+            function(*arrays)
 
     def synchronize(self):
-        cuda = getattr(self.xp, "cuda", None)
-        if cuda is not None:
-            cuda.Stream.null.synchronize()
-
-
-class _Null:
-    """A do-nothing context manager (NumPy standing in for CuPy has no devices to enter)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+        self.activate()
+        self.xp.cuda.Device(self.index).synchronize()

@@ -67,6 +67,8 @@ class NumpyBackend:
     name = "numpy"
     device = "cpu"
     xp = np
+    activate = None  # one device, always current (the CUDA backend's makes its GPU current)
+    kernels = None  # the CPU's ops run their own (blockwise) code
 
     def __init__(self):
         self.generator = NumpyGenerator()
@@ -78,6 +80,11 @@ class NumpyBackend:
 
     def to_host(self, array):
         return np.asarray(array)
+
+    def owns(self, array):
+        """Whether `array` is a whole writable array of its own (not a view, not read-only),
+        so that a `.grad` may keep it."""
+        return array.base is None and array.flags.writeable
 
     def scatter_add(self, indices, values, size):
         return sorted_segment_sum(np, indices, values, size)

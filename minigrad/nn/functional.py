@@ -4,6 +4,7 @@ zeros, never NaN)."""
 
 import numpy as np
 
+from ..autograd import is_anomaly_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..ops import nn as ops
 from ..ops.elementwise import mask_array, relu  # noqa: F401  (relu is part of this API)
@@ -62,14 +63,23 @@ def _ids(name, ids, like):
     return array
 
 
+def _checked_here(like):
+    """Whether ids are range-checked: always on the CPU (free), on a GPU only under
+    `detect_anomaly` (the check is a read that makes the host wait; a GPU wraps an index out
+    of range, so check ids where batches are built)."""
+    return like.backend.activate is None or is_anomaly_enabled()
+
+
 def embedding(ids, weight, padding_idx=None):
     """weight[ids]: (..., ) int ids -> (..., dim); the padding row receives no gradient."""
     array = _ids("embedding", ids, weight)
     rows = weight.shape[0]
-    if array.size and (int(array.min()) < 0 or int(array.max()) >= rows):
-        raise IndexError(f"embedding: ids must be in [0, {rows}), got values in "
-                         f"[{int(array.min())}, {int(array.max())}]; is the vocabulary larger "
-                         "than the embedding table?")
+    if array.size and _checked_here(weight):
+        low, high = int(array.min()), int(array.max())
+        if low < 0 or high >= rows:
+            raise IndexError(f"embedding: ids must be in [0, {rows}), got values in "
+                             f"[{low}, {high}]; is the vocabulary larger than the embedding "
+                             "table?")
     return ops.Embedding.apply(weight, ids=array, padding_idx=padding_idx)
 
 
@@ -91,14 +101,17 @@ def cross_entropy(logits, target, ignore_index=None, label_smoothing=0.0, reduct
         raise ShapeError(f"cross_entropy: logits of shape {logits.shape} need targets of shape "
                          f"{logits.shape[:-1]} (the class axis is last), got "
                          f"{target_array.shape}")
-    classes = logits.shape[-1]
-    considered = target_array if ignore_index is None else target_array[
-        target_array != ignore_index]
+    if _checked_here(logits):
+        _check_targets(target_array, logits.shape[-1], ignore_index)
+    return ops.CrossEntropy.apply(logits, target=target_array, ignore_index=ignore_index,
+                                  label_smoothing=label_smoothing, reduction=reduction)
+
+
+def _check_targets(targets, classes, ignore_index):
+    considered = targets if ignore_index is None else targets[targets != ignore_index]
     if considered.size and (int(considered.min()) < 0 or int(considered.max()) >= classes):
         raise IndexError(f"cross_entropy: targets must be in [0, {classes}) (or ignore_index), "
                          f"got values in [{int(considered.min())}, {int(considered.max())}]")
-    return ops.CrossEntropy.apply(logits, target=target_array, ignore_index=ignore_index,
-                                  label_smoothing=label_smoothing, reduction=reduction)
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=False,

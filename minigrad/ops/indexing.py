@@ -1,22 +1,58 @@
 """Indexing: x[index] (slices, ints, None, Ellipsis, integer and boolean arrays) and its
 transpose, index_add, which sums repeated indices deterministically."""
 
+import numpy as np
+
 from ..autograd import Function
 from ..errors import ShapeError
 from ..tensor import Tensor
 
 
-def _normalize_index(index, backend):
-    """Tensor parts of an index -> arrays on the tensor's backend; lists -> arrays."""
+def _normalize_index(index, backend, shape):
+    """Tensor parts of an index -> arrays on the tensor's backend; lists and NumPy arrays ->
+    arrays there too. On a GPU, whose gathers wrap an index out of range around, integer
+    arrays are range-checked first: on the host before they are sent, or with one read."""
     parts = index if isinstance(index, tuple) else (index,)
     normalized = []
     for part in parts:
         if isinstance(part, Tensor):
             part = part.data
         elif isinstance(part, list):
-            part = backend.xp.asarray(part)
+            part = np.asarray(part)
         normalized.append(part)
+    if backend.activate is not None:
+        _check_range(normalized, shape, backend)
+        normalized = [backend.from_host(part) if isinstance(part, np.ndarray) else part
+                      for part in normalized]
     return tuple(normalized)
+
+
+def _axes_of(parts, ndim):
+    """The axis each index part stands at (None for parts that take no axis)."""
+    consumed = sum(p.ndim if getattr(p, "dtype", None) == np.bool_ else
+                   0 if p is None or p is Ellipsis else 1 for p in parts)
+    axes, axis = [], 0
+    for part in parts:
+        axes.append(axis if part is not None and part is not Ellipsis else None)
+        if part is Ellipsis:
+            axis += ndim - consumed
+        elif getattr(part, "dtype", None) == np.bool_:
+            axis += part.ndim
+        elif part is not None:
+            axis += 1
+    return axes
+
+
+def _check_range(parts, shape, backend):
+    for part, axis in zip(parts, _axes_of(parts, len(shape))):
+        if getattr(part, "dtype", None) is None or part.dtype.kind not in "iu" or not part.size \
+                or axis is None or axis >= len(shape):
+            continue
+        low, high = int(part.min()), int(part.max())  # on the host, or one read each
+        if low < -shape[axis] or high >= shape[axis]:
+            raise IndexError(f"getitem: index values in [{low}, {high}] are out of range for "
+                             f"axis {axis} of size {shape[axis]} (tensor of shape "
+                             f"{tuple(shape)})")
 
 
 def _has_integer_array(index):
@@ -65,12 +101,12 @@ class IndexAdd(Function):
 
 
 def getitem(x, index):
-    return GetItem.apply(x, index=_normalize_index(index, x.backend))
+    return GetItem.apply(x, index=_normalize_index(index, x.backend, x.shape))
 
 
 def index_add(values, index, shape):
     """The transpose of getitem: an array of `shape` with `values` summed in at `index`."""
-    return IndexAdd.apply(values, index=_normalize_index(index, values.backend),
+    return IndexAdd.apply(values, index=_normalize_index(index, values.backend, shape),
                           shape=tuple(shape))
 
 

@@ -4,7 +4,7 @@ stable. Their backward is written with minigrad ops, so it can be differentiated
 import math
 from functools import partial
 
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from ..errors import ShapeError
 from .elementwise import erf, erf_array, tanh
 from .indexing import IndexAdd
@@ -20,7 +20,9 @@ def softmax_array(backend, x, axis=-1, mask=None):
     if mask is not None:  # -inf where masked, +inf elsewhere, in the mask's (small) shape
         ceiling = xp.where(mask, x.dtype.type(-xp.inf), x.dtype.type(xp.inf))
         arrays += (xp.broadcast_to(ceiling, x.shape),)
-    if x.ndim >= 2 and axis in (-1, x.ndim - 1):
+    if backend.kernels is not None and axis in (-1, x.ndim - 1):
+        backend.kernels.softmax_into(*arrays)
+    elif x.ndim >= 2 and axis in (-1, x.ndim - 1):
         backend.run_blockwise([(partial(_softmax_into, xp, -1), arrays)])
     else:
         _softmax_into(xp, axis, *arrays)
@@ -33,23 +35,32 @@ def _softmax_into(xp, axis, x, out, ceiling=None):
     sum of exponentials (softmax = exp(x - peak) / total)."""
     if ceiling is not None:
         x = xp.minimum(x, ceiling, out=out)
-    peak = x.max(axis=axis, keepdims=True)
-    peak[~xp.isfinite(peak)] = 0
+    peak = _finite_or_zero(xp, x.max(axis=axis, keepdims=True))
     xp.subtract(x, peak, out=out)
     xp.exp(out, out=out)
-    total = out.sum(axis=axis, keepdims=True)
-    total[total == 0] = 1
+    total = _one_where_zero(xp, out.sum(axis=axis, keepdims=True))
     out /= total
     return peak, total
 
 
+def _finite_or_zero(xp, peak):
+    """The row maxima with NaN/Inf made 0 (a row with nothing left subtracts nothing), by
+    `copyto` with a mask: no boolean-mask assignment, which makes a GPU wait for the count."""
+    xp.copyto(peak, 0, where=~xp.isfinite(peak))
+    return peak
+
+
+def _one_where_zero(xp, total):
+    """Sums of exponentials with 0 made 1 (an empty row stays all zeros, never NaN)."""
+    xp.copyto(total, 1, where=total == 0)
+    return total
+
+
 def log_softmax_array(xp, x, axis):
-    peak = x.max(axis=axis, keepdims=True)
-    peak[~xp.isfinite(peak)] = 0
+    peak = _finite_or_zero(xp, x.max(axis=axis, keepdims=True))
     shifted = x - peak
-    total = xp.exp(shifted).sum(axis=axis, keepdims=True)
-    total[total == 0] = 1  # a row of -inf stays -inf rather than becoming NaN
-    shifted -= xp.log(total)
+    total = _one_where_zero(xp, xp.exp(shifted).sum(axis=axis, keepdims=True))
+    shifted -= xp.log(total)  # a row of -inf stays -inf rather than becoming NaN
     return shifted
 
 
@@ -106,13 +117,20 @@ class LayerNorm(Function):
         self.axes = tuple(range(-n_axes, 0))
         self.eps, self.has_weight, self.has_bias = eps, has_weight, has_bias
         rows = _rows(x, n_axes)  # (R, N)
-        centered = rows - _row_mean(xp, rows)  # a new array: updated in place
-        rstd = 1 / xp.sqrt(_row_mean_of_product(xp, centered, centered) + eps)  # (R, 1)
-        centered *= rstd
+        kernels = self.backend.kernels
+        if kernels is not None:
+            centered, rstd = kernels.layer_norm(rows, eps)
+        else:
+            centered = rows - _row_mean(xp, rows)  # a new array: updated in place
+            rstd = 1 / xp.sqrt(_row_mean_of_product(xp, centered, centered) + eps)  # (R, 1)
+            centered *= rstd
         self.normalized = centered.reshape(x.shape)
         self.rstd = rstd.reshape(x.shape[:-n_axes] + (1,) * n_axes)
         if not (has_weight or has_bias):
             return self.normalized
+        if kernels is not None and has_weight and has_bias and \
+                affine[0].dtype == affine[1].dtype == x.dtype:
+            return kernels.scale_shift(self.normalized, *affine)
         out = self.normalized * affine[0] if has_weight else self.normalized + affine[-1]
         if has_weight and has_bias:
             bias = affine[-1]
@@ -129,6 +147,9 @@ class LayerNorm(Function):
         return centered * rstd, rstd
 
     def backward(self, grad):
+        kernels = self.backend.kernels
+        if kernels is not None and not is_grad_enabled():  # not recorded: fused kernels
+            return self._fused_backward(kernels, grad.data)
         normalized, rstd = self.saved((self.normalized, self.rstd), self._recompute)
         grad_normalized = grad * self.inputs[1] if self.has_weight else grad
         grads = [LayerNormInputGradient.apply(grad_normalized, normalized, rstd,
@@ -138,6 +159,20 @@ class LayerNorm(Function):
         if self.has_bias:
             grads.append(grad)
         return tuple(grads)
+
+
+    def _fused_backward(self, kernels, grad):
+        n_axes = len(self.axes)
+        weight = self.inputs[1].data.reshape(-1) if self.has_weight else None
+        grad_input, grad_weight, grad_bias = kernels.layer_norm_backward(
+            _rows(grad, n_axes), weight, _rows(self.normalized, n_axes), self.rstd.reshape(-1, 1))
+        shape = self.inputs[0].shape[-n_axes:]
+        grads = [grad_input.reshape(grad.shape)]
+        if self.has_weight:
+            grads.append(grad_weight.reshape(shape))
+        if self.has_bias:
+            grads.append(grad_bias.reshape(shape))
+        return tuple(self.constant(g) for g in grads)
 
 
 class LayerNormInputGradient(Function):
@@ -152,6 +187,9 @@ class LayerNormInputGradient(Function):
         xp = self.xp
         self.axes = tuple(range(-n_axes, 0))
         g_rows, normalized_rows = _rows(g, n_axes), _rows(normalized, n_axes)  # (R, N)
+        if self.backend.kernels is not None:
+            return self.backend.kernels.layer_norm_input_gradient(
+                g_rows, normalized_rows, rstd.reshape(-1, 1)).reshape(g.shape)
         out = normalized_rows * _row_mean_of_product(xp, g_rows, normalized_rows)
         out += _row_mean(xp, g_rows)
         xp.subtract(g_rows, out, out=out)
@@ -223,18 +261,34 @@ class Dropout(Function):
     float_only = True
 
     def forward(self, x, p=0.5):
+        kernels = self.backend.kernels
+        if kernels is not None:  # keep the draws; mask and scale inside one kernel
+            self.uniform = self.backend.generator.uniform(x.shape, self.xp.float32)
+            self.probability, self.scale = 1 - p, x.dtype.type(1 / (1 - p) if p < 1 else 0)
+            self.keep = None
+            return kernels.dropout(x, self.uniform, self.probability, self.scale)
         self.keep = dropout_mask(self.backend, x.shape, x.dtype, p)
         return x * self.keep
 
     def backward(self, grad):
-        return (grad * self.constant(self.keep),)
+        if self.keep is not None:
+            return (grad * self.constant(self.keep),)
+        kernels = self.backend.kernels
+        if not is_grad_enabled():
+            return (self.constant(kernels.dropout(grad.data, self.uniform, self.probability,
+                                                  self.scale)),)
+        keep = kernels.dropout_keep(self.uniform, self.probability, self.scale)
+        return (grad * self.constant(keep),)
 
 
 def dropout_mask(backend, shape, dtype, p):
     """Inverted dropout's mask from the device's generator: 0 where an element is dropped
     (probability p), 1 / (1 - p) where it is kept."""
-    keep = backend.generator.bernoulli(shape, 1 - p)
-    return keep * dtype.type(1 / (1 - p) if p < 1 else 0)
+    scale = dtype.type(1 / (1 - p) if p < 1 else 0)
+    if backend.kernels is not None:  # the same draws as bernoulli's, compared and scaled at once
+        uniform = backend.generator.uniform(shape, backend.xp.float32)
+        return backend.kernels.dropout_keep(uniform, 1 - p, scale)
+    return backend.generator.bernoulli(shape, 1 - p) * scale
 
 
 class Embedding(Function):
@@ -302,22 +356,30 @@ class CrossEntropy(Function):
         log_normalizer = xp.empty((rows.shape[0], 1), logits.dtype)
         row_mean = xp.empty_like(log_normalizer) if label_smoothing else None
         arrays = (rows, probabilities, log_normalizer) + ((row_mean,) if label_smoothing else ())
-        self.backend.run_blockwise([(partial(_softmax_statistics, xp), arrays)])
+        softmax_into = partial(_softmax_into, xp, -1) if self.backend.kernels is None \
+            else self.backend.kernels.softmax_into
+        self.backend.run_blockwise([(partial(_softmax_statistics, xp, softmax_into), arrays)])
         self.probabilities = probabilities.reshape(logits.shape)
         log_normalizer = log_normalizer.reshape(logits.shape[:-1])  # (...)
         picked = xp.take_along_axis(logits, safe_target[..., None], axis=-1)[..., 0]
         losses = log_normalizer - picked
-        if label_smoothing:
+        if label_smoothing and self.backend.kernels is not None:
+            losses = self.backend.kernels.smoothed_loss(
+                log_normalizer, picked, row_mean.reshape(logits.shape[:-1]), label_smoothing)
+        elif label_smoothing:
             mean_log_prob = row_mean.reshape(logits.shape[:-1]) - log_normalizer
             losses = (1 - label_smoothing) * losses - label_smoothing * mean_log_prob
         if self.valid is not None:
             losses = xp.where(self.valid, losses, 0)
-        self.count = losses.size if self.valid is None else int(self.valid.sum())
+        # the count of targets not ignored (at least 1): with ignored targets a 0-d array in
+        # the logits' dtype, never read by the host
+        self.count = max(losses.size, 1) if self.valid is None else xp.maximum(
+            self.valid.sum(), 1).astype(logits.dtype)
         if reduction == "none":
             return losses.astype(logits.dtype, copy=False)
         total = losses.sum()
         if reduction == "mean":
-            total = total / max(self.count, 1)
+            total = total / self.count
         return xp.asarray(total, dtype=logits.dtype)
 
     def backward(self, grad):
@@ -326,7 +388,7 @@ class CrossEntropy(Function):
         weight = xp.ones(logits.shape[:-1], dtype=logits.dtype) if self.valid is None \
             else self.valid.astype(logits.dtype)
         if self.reduction == "mean":
-            weight = weight / max(self.count, 1)
+            weight = weight / self.count
         if self.reduction == "none":
             grad = grad.reshape(grad.shape + (1,))
         scale = grad * self.constant(weight[..., None])  # (..., 1): d loss / d row
@@ -340,10 +402,11 @@ def _rows(array, n_axes=1):
     return array.reshape(math.prod(array.shape[:-n_axes]), math.prod(array.shape[-n_axes:]))
 
 
-def _softmax_statistics(xp, logits, probabilities, log_normalizer, row_mean=None):
-    """For a block of rows (n, C): their softmax, log Σ exp (n, 1) and, when asked, their
-    mean (n, 1)."""
-    peak, total = _softmax_into(xp, -1, logits, probabilities)
+def _softmax_statistics(xp, softmax_into, logits, probabilities, log_normalizer,
+                        row_mean=None):
+    """For a block of rows (n, C): their softmax (by `softmax_into`), log Σ exp (n, 1) and,
+    when asked, their mean (n, 1)."""
+    peak, total = softmax_into(logits, probabilities)
     xp.add(peak, xp.log(total), out=log_normalizer)
     if row_mean is not None:
         xp.mean(logits, axis=-1, keepdims=True, out=row_mean)
@@ -391,7 +454,10 @@ def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
 def attention_weights(backend, q, k, mask):
     """softmax(q kᵀ / sqrt(d_k)) on arrays: (..., Lq, d), (..., Lk, d) -> (..., Lq, Lk)."""
     scores = q @ backend.xp.swapaxes(k, -1, -2)
-    scores *= scores.dtype.type(1 / math.sqrt(q.shape[-1]))
+    scale = scores.dtype.type(1 / math.sqrt(q.shape[-1]))
+    if backend.kernels is not None:
+        return backend.kernels.attention_weights(scores, mask, scale)
+    scores *= scale
     return softmax_array(backend, scores, -1, mask)
 
 
@@ -414,6 +480,9 @@ class ScaledDotProductAttention(Function):
         return attended @ v
 
     def backward(self, grad):
+        kernels = self.backend.kernels
+        if kernels is not None and not is_grad_enabled():  # not recorded: fused kernels
+            return self._fused_backward(kernels, grad.data)
         q, k, v = self.inputs
         weights = self.saved(self.weights, lambda: Softmax.apply(
             (q @ k.mT) * self.scale, axis=-1, mask=self.mask))
@@ -426,3 +495,14 @@ class ScaledDotProductAttention(Function):
                                                                             keepdims=True))
         grad_scores = grad_scores * self.scale
         return grad_scores @ k, grad_scores.mT @ q, grad_v
+
+    def _fused_backward(self, kernels, grad):
+        xp = self.xp
+        q, k, v = (t.data for t in self.inputs)
+        attended = self.weights if self.keep is None else self.weights * self.keep
+        grad_v = xp.swapaxes(attended, -1, -2) @ grad
+        grad_attended = grad @ xp.swapaxes(v, -1, -2)
+        grad_scores = kernels.softmax_backward(self.weights, grad_attended, self.keep,
+                                               q.dtype.type(self.scale))
+        return tuple(self.constant(g) for g in (grad_scores @ k,
+                                                xp.swapaxes(grad_scores, -1, -2) @ q, grad_v))

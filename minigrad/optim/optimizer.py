@@ -2,6 +2,7 @@
 
 from ..errors import CheckpointError, ConfigError
 from ..tensor import Tensor, as_array
+from .flat import flat_group
 
 
 class Optimizer:
@@ -11,14 +12,16 @@ class Optimizer:
     group, so that e.g. biases can have their own learning rate. `state[param]` holds what a
     method keeps between steps ("step", the number of updates that parameter received, and the
     arrays named by `_buffer_names`). Subclasses define `_update(param, state, group)`, the
-    elementwise update of `param.data` in place: a parameter's array is never replaced, so
-    anything holding it (a module, a view) stays valid.
+    elementwise update of `param.data` in place: a parameter's values are never replaced, so
+    anything holding the parameter (a module) stays valid. (On a GPU its array becomes a view
+    of its group's flat array at the first step, `flat.py`.)
     """
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
         self.param_groups = []
         self.state = {}
+        self._flat = {}  # group index -> its FlatGroup (parameters on a GPU)
         groups = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
             raise ConfigError(f"{type(self).__name__}: got an empty list of parameters; pass "
@@ -49,20 +52,44 @@ class Optimizer:
             for param in group["params"]:
                 param.grad = None
 
-    def step(self):
-        """One update of every parameter that has a gradient; the others are skipped."""
+    def step(self, skip=None):
+        """One update of every parameter that has a gradient; the others are skipped.
+
+        `skip`: None, or a 0-d boolean tensor (a non-finite loss or gradient, say): where it
+        is True, no parameter and no state changes. On the CPU it is read (free there) and a
+        skipped step is not counted. On a GPU it is applied on the device and never read, and
+        the step counts still advance (the host cannot know). A group whose parameters sit
+        on one GPU with one dtype is updated at once (`flat.py`); other parameters one by
+        one, reading `skip`."""
         tasks = {}  # backend -> the updates of its parameters, run together
-        for group in self.param_groups:
-            for param in group["params"]:
-                if param.grad is None:
-                    continue
-                state = self.state.get(param)
-                if state is None:
-                    state = self.state[param] = self._new_state(param, group)
+        skipped = None
+        for index, group in enumerate(self.param_groups):
+            params = [param for param in group["params"] if param.grad is not None]
+            if not params:
+                continue
+            states = [self._state(param, group) for param in params]
+            flat = flat_group(self._flat.get(index), params, states, self._buffer_names(group))
+            if flat is not None:
+                self._flat[index] = flat
+                for state in states:
+                    state["step"] += 1
+                flat.update(self, group, None if skip is None else skip.data)
+                continue
+            if skipped is None:
+                skipped = skip is not None and bool(skip.item())
+            if skipped:
+                continue
+            for param, state in zip(params, states):
                 state["step"] += 1
                 tasks.setdefault(param.backend, []).append(self._update(param, state, group))
         for backend, updates in tasks.items():
             backend.run_blockwise(updates)
+
+    def _state(self, param, group):
+        state = self.state.get(param)
+        if state is None:
+            state = self.state[param] = self._new_state(param, group)
+        return state
 
     def _update(self, param, state, group):
         """The update of one parameter as `(function, arrays)`, arrays starting with

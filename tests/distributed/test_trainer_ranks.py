@@ -91,7 +91,9 @@ def test_a_run_resumes_at_another_world_size_on_the_same_global_batches(one_proc
 def test_ctrl_c_stops_every_rank_after_the_same_step_and_the_run_resumes(one_process,
                                                                           tmp_path):
     out = tmp_path / "run"
-    with subprocess.Popen(command(2, "--steps", 2000, "--out", out), stdout=subprocess.PIPE,
+    # ranks agree on stopping at read steps: with --sync-every 1, after the step Ctrl-C hit
+    with subprocess.Popen(command(2, "--steps", 2000, "--sync-every", 1, "--out", out),
+                          stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True,
                           env={"PYTHONPATH": str(REPO), "PATH": ""}) as process:
         for line in process.stdout:  # the validation of step 4: training is under way
@@ -105,7 +107,7 @@ def test_ctrl_c_stops_every_rank_after_the_same_step_and_the_run_resumes(one_pro
     assert stdout.count("interrupted at step") == 1
     assert f"interrupted at step {stopped}: saved" in stdout
     assert 4 <= stopped < 8
-    train(2, "--steps", 8, "--resume", "--out", out)
+    train(2, "--steps", 8, "--resume", "--sync-every", 1, "--out", out)
     assert_same_run(out, one_process)
 
 

@@ -4,6 +4,8 @@ dependency): op_overhead's JSON record, and compare.py's interleaving and ratios
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
@@ -34,3 +36,41 @@ def test_the_numpy_floor_computes_minigrads_gradients():
     ours = op_overhead.minigrad_step(31, "cpu")()
     for expected, grad in zip(floor, ours):
         assert (grad.numpy() == expected).all()
+
+
+def _count(config, monkeypatch, fused=False):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # train_step imports configs
+    train_step = _load("train_step")
+    configs = _load("configs")
+    return train_step.count(configs.CONFIGS[config], steps=1, warmup=1, fused=fused)
+
+
+def test_counting_a_tiny_step_finds_no_synchronization_and_few_launches(monkeypatch):
+    """The Trainer's step on 'cuda' (the CuPy stand-in counts): no read by the host between
+    two read steps; launches (1,947 before the multi-tensor optimizer and clipping) by
+    phase and by op in the record."""
+    record = _count("tiny", monkeypatch)
+    assert record["syncs_per_step"] == 0 and not record["sync_reasons"]
+    assert record["launches_per_step"] <= 850
+    assert set(record["phases"]) == {"forward", "backward", "clip", "optimizer"}
+    assert record["phases"]["optimizer"]["launches"] <= 25
+    assert sum(c["launches"] for c in record["phases"].values()) == record["launches_per_step"]
+    assert record["by_op"]["layer_norm"]["calls"] == 10
+
+
+def test_the_fused_kernels_take_a_tiny_step_in_at_most_600_launches(monkeypatch):
+    record = _count("tiny", monkeypatch, fused=True)
+    assert record["fused"] and record["syncs_per_step"] == 0
+    assert record["launches_per_step"] <= 600
+    assert record["by_kernel"]["fuse:layer_norm_backward"] == 10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config, fused, launches", [
+    ("small", False, 1300), ("base", False, 2500), ("base", True, 1500)])
+def test_counting_small_and_base_steps(config, fused, launches, monkeypatch):
+    """The targets: no synchronization between reads; base in at most 2,500 launches (5,904
+    before), 1,500 with the fused kernels."""
+    record = _count(config, monkeypatch, fused)
+    assert record["syncs_per_step"] == 0
+    assert record["launches_per_step"] <= launches

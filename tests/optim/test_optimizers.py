@@ -204,3 +204,48 @@ def test_load_state_dict_refuses_another_optimizer_or_model():
         SGD([q], lr=0.1, momentum=0.9).load_state_dict(sgd.state_dict())
     with pytest.raises(CheckpointError, match="sizes"):
         SGD([p, q], lr=0.1, momentum=0.9).load_state_dict(sgd.state_dict())
+
+
+# ----- the GPU's multi-tensor path, and skipped steps ------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_skipped_step_changes_nothing_and_the_next_one_matches(name, device):
+    """`step(skip=...)` with True leaves parameters and state as they were (on a GPU decided
+    on the device, where only the step count advances); with False it is an ordinary step."""
+    case = CASES[name]
+    params, optimizer = build(case, device)
+    reference, reference_optimizer = build(case, device)
+    set_grads(case, params, 0)
+    set_grads(case, reference, 0)
+    optimizer.step(skip=mg.tensor(False, device=device))
+    reference_optimizer.step()
+    before = flat(params)
+    set_grads(case, params, 1)
+    params[0].grad = params[0].grad * np.nan  # a bad gradient: its step is skipped
+    optimizer.step(skip=mg.tensor(True, device=device))
+    np.testing.assert_array_equal(flat(params), before)
+    if device == "cuda":
+        for state in reference_optimizer.state.values():
+            state["step"] += 1
+    set_grads(case, params, 1)
+    set_grads(case, reference, 1)
+    optimizer.step(skip=mg.tensor(False, device=device))
+    reference_optimizer.step()
+    np.testing.assert_allclose(flat(params), flat(reference), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("optimizer_class", [SGD, Adam, AdamW])
+def test_on_a_gpu_a_group_updates_in_a_few_launches_and_reads_nothing(optimizer_class,
+                                                                       stand_in):
+    params = [mg.randn(*shape, device="cuda", requires_grad=True)
+              for shape in [(8, 4), (4,), (3, 3, 2)] * 10]
+    optimizer = optimizer_class(params, lr=0.1, **({"momentum": 0.9} if optimizer_class is SGD
+                                                   else {}))
+    for param in params:
+        param.grad = mg.randn(*param.shape, device="cuda")
+    optimizer.step()  # the first step builds the flat arrays
+    stand_in.reset()
+    with stand_in.forbid_synchronize():
+        optimizer.step(skip=mg.tensor(False, device="cuda"))
+    assert stand_in.launch_count <= 25  # per parameter it would be 30 x 8-12
+    assert all(param.data.base is not None for param in params)  # views of the flat array

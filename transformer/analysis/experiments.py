@@ -128,11 +128,14 @@ def make_trainer(model, data, batch_size, seed, lr=None, warmup_steps=400, lr_fa
 
 def train(trainer, steps):
     """`steps` of `trainer.train_step` (the Trainer's step, without its logging, validation
-    and checkpoints). Returns each step's loss, NaN from a step where the loss diverged."""
+    and checkpoints), each read. Returns each step's loss, NaN from a step where the loss
+    diverged."""
     losses = []
     try:
         while len(losses) < steps:
-            losses.append(trainer.train_step(trainer.data.next_batch())["loss"])
+            record = trainer.train_step(trainer.data.next_batch())
+            trainer.read(record)
+            losses.append(record["loss"])
     except NonFiniteLossError:
         losses += [math.nan] * (steps - len(losses))
     return losses

@@ -43,12 +43,24 @@ def make_batch(pairs, rows, vocab, device=None):
     src = _pad([pairs[r][0] or [vocab.pad_id] for r in rows], vocab.pad_id)
     tgt_in = _pad([[vocab.bos_id] + pairs[r][1] for r in rows], vocab.pad_id)
     tgt_out = _pad([pairs[r][1] + [vocab.eos_id] for r in rows], vocab.pad_id)
+    _check_ids(src, tgt_in, tgt_out, vocab, rows)
     src_t = mg.tensor(src, device=device)
     return Batch(src=src_t, tgt_in=mg.tensor(tgt_in, device=device),
                  tgt_out=mg.tensor(tgt_out, device=device),
                  src_mask=padding_mask(src_t, vocab.pad_id),
                  tgt_mask=causal_mask(tgt_in.shape[1], device=device),
                  n_tokens=int((tgt_out != vocab.pad_id).sum()), rows=list(rows))
+
+
+def _check_ids(src, tgt_in, tgt_out, vocab, rows):
+    """Every id in [0, len(vocab)), checked here on the host: a GPU would wrap an id out of
+    range into another row of the embedding table rather than fail."""
+    low = min(int(a.min()) for a in (src, tgt_in, tgt_out))
+    high = max(int(a.max()) for a in (src, tgt_in, tgt_out))
+    if low < 0 or high >= len(vocab):
+        raise IndexError(f"make_batch: token ids must be in [0, {len(vocab)}) (the vocabulary's "
+                         f"size), got values in [{low}, {high}] in the examples at rows "
+                         f"{list(rows)[:5]}...; were the pairs encoded with this vocabulary?")
 
 
 def batches_in_order(pairs, vocab, batch_size, device=None):

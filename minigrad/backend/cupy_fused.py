@@ -1,0 +1,181 @@
+"""GPU-only code: the fused elementwise chains of the CUDA backend, written with `cupy.fuse`.
+
+A chain of elementwise ops costs one kernel launch per op on a GPU, 10-15 µs each whatever
+the size: LayerNorm's forward was eleven launches, its input gradient eight, a masked
+softmax twelve. Each function here is one kernel (an elementwise chain, or one ending in a
+reduction along the last axis), so LayerNorm's forward takes five launches and a softmax
+six.
+
+They are used when the fused path is on (`minigrad.backend.use_fused_kernels(True)`, or
+MINIGRAD_FUSED=1), on 'cuda' only; the ops call them through `backend.kernels` (None on the
+CPU and with the path off). The CuPy stand-in runs `cupy.fuse` eagerly, so every function is
+tested on the CPU against the plain path; until the path has run on a GPU (where CuPy compiles
+each kernel at its first call) it stays off by default.
+"""
+
+import math
+
+
+class FusedKernels:
+    """The fused functions, made once per CuPy module (the real one or the stand-in)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        fuse = xp.fuse
+
+        @fuse(kernel_name="squared_deviation_sum")
+        def squared_deviation_sum(x, mean):  # (R, N), (R, 1) -> (R,)
+            return xp.sum((x - mean) * (x - mean), axis=-1)
+
+        @fuse(kernel_name="product_sum")
+        def product_sum(a, b):  # (R, N), (R, N) -> (R,)
+            return xp.sum(a * b, axis=-1)
+
+        @fuse(kernel_name="reciprocal_std")
+        def reciprocal_std(squares, n, eps):
+            return 1 / xp.sqrt(squares / n + eps)
+
+        @fuse(kernel_name="normalize")
+        def normalize(x, mean, rstd):
+            return (x - mean) * rstd
+
+        @fuse(kernel_name="scale_shift")
+        def scale_shift(x, weight, bias):
+            return x * weight + bias
+
+        @fuse(kernel_name="layer_norm_input_gradient")
+        def layer_norm_input_gradient(g, normalized, g_mean, gn_mean, rstd):
+            return rstd * (g - g_mean - normalized * gn_mean)
+
+        @fuse(kernel_name="capped_max")
+        def capped_max(x, ceiling):  # (R, N), (R, N) -> (R,)
+            return xp.amax(xp.minimum(x, ceiling), axis=-1)
+
+        @fuse(kernel_name="finite_or_zero")
+        def finite_or_zero(peak):
+            return xp.where(xp.isfinite(peak), peak, 0)
+
+        @fuse(kernel_name="shifted_exp")
+        def shifted_exp(x, ceiling, peak):
+            return xp.exp(xp.minimum(x, ceiling) - peak)
+
+        @fuse(kernel_name="one_where_zero")
+        def one_where_zero(total):
+            return xp.where(total == 0, 1, total)
+
+        @fuse(kernel_name="dropout_keep")
+        def dropout_keep(uniform, probability, scale):
+            return (uniform < probability) * scale
+
+        @fuse(kernel_name="dropout")
+        def dropout(x, uniform, probability, scale):
+            return x * ((uniform < probability) * scale)
+
+        @fuse(kernel_name="triple_product_sum")
+        def triple_product_sum(a, b, c):  # (R, N) x3, broadcasting -> (R,)
+            return xp.sum(a * b * c, axis=-1)
+
+        @fuse(kernel_name="column_product_sum")
+        def column_product_sum(a, b):  # (R, N), (R, N) -> (N,)
+            return xp.sum(a * b, axis=0)
+
+        @fuse(kernel_name="layer_norm_backward")
+        def layer_norm_backward(grad, weight, normalized, g_sum, gn_sum, rstd, n):
+            return rstd * (grad * weight - (g_sum + normalized * gn_sum) / n)
+
+        @fuse(kernel_name="scaled_masked_max")
+        def scaled_masked_max(x, mask, scale):  # (..., N) -> (...)
+            return xp.amax(xp.where(mask, -xp.inf, x * scale), axis=-1)
+
+        @fuse(kernel_name="scaled_masked_exp")
+        def scaled_masked_exp(x, mask, scale, peak):
+            return xp.exp(xp.where(mask, -xp.inf, x * scale) - peak)
+
+        @fuse(kernel_name="smoothed_loss")
+        def smoothed_loss(log_normalizer, picked, row_mean, smoothing):
+            return (1 - smoothing) * (log_normalizer - picked) \
+                - smoothing * (row_mean - log_normalizer)
+
+        @fuse(kernel_name="clip_scale")
+        def clip_scale(norm, max_norm):
+            return xp.minimum(max_norm / (norm + 1e-6), 1)
+
+        @fuse(kernel_name="relu_backward")
+        def relu_backward(grad, x):
+            return xp.where(x > 0, grad, 0)
+
+        @fuse(kernel_name="softmax_backward")
+        def softmax_backward(weights, grad_attended, keep, row_sum, scale):
+            return weights * (grad_attended * keep - row_sum) * scale
+
+        self._squared_deviation_sum, self._product_sum = squared_deviation_sum, product_sum
+        self._reciprocal_std, self._normalize = reciprocal_std, normalize
+        self._scale_shift, self._input_gradient = scale_shift, layer_norm_input_gradient
+        self._capped_max, self._finite_or_zero = capped_max, finite_or_zero
+        self._shifted_exp, self._one_where_zero = shifted_exp, one_where_zero
+        self.dropout_keep, self.dropout = dropout_keep, dropout
+        self._triple_product_sum, self._column_product_sum = triple_product_sum, column_product_sum
+        self._layer_norm_backward, self._softmax_backward = layer_norm_backward, softmax_backward
+        self._scaled_masked_max, self._scaled_masked_exp = scaled_masked_max, scaled_masked_exp
+        self.smoothed_loss, self.clip_scale = smoothed_loss, clip_scale
+        self.relu_backward = relu_backward
+
+    def layer_norm(self, rows, eps):
+        """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): five launches."""
+        n = rows.shape[1]
+        mean = rows.mean(axis=1, keepdims=True)
+        squares = self._squared_deviation_sum(rows, mean)[:, None]
+        rstd = self._reciprocal_std(squares, rows.dtype.type(n), rows.dtype.type(eps))
+        return self._normalize(rows, mean, rstd), rstd
+
+    def scale_shift(self, x, weight, bias):
+        return self._scale_shift(x, weight, bias)
+
+    def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows):
+        """rstd · (g - mean(g) - normalized · mean(g · normalized)) over rows: three launches."""
+        n = g_rows.dtype.type(g_rows.shape[1])
+        g_mean = g_rows.mean(axis=1, keepdims=True)
+        gn_mean = (self._product_sum(g_rows, normalized_rows) / n)[:, None]
+        return self._input_gradient(g_rows, normalized_rows, g_mean, gn_mean, rstd_rows)
+
+    def softmax_into(self, x, out, ceiling=None):
+        """out = softmax(x) along the last axis, x capped by `ceiling` (-inf at masked
+        entries); returns the shift and the sum of exponentials (..., 1): six launches."""
+        xp = self.xp
+        if ceiling is None:
+            ceiling = x.dtype.type(math.inf)
+        peak = self._finite_or_zero(self._capped_max(x, ceiling)[..., None])
+        exponentials = self._shifted_exp(x, ceiling, peak)
+        total = self._one_where_zero(xp.sum(exponentials, axis=-1, keepdims=True))
+        xp.divide(exponentials, total, out=out)
+        return peak, total
+
+    def layer_norm_backward(self, grad_rows, weight, normalized_rows, rstd_rows):
+        """LayerNorm's gradients from the upstream rows (R, N), not recorded: for its input
+        (R, N) (three launches, g = grad · weight never made), and for weight and bias (N,),
+        one launch each."""
+        n = grad_rows.dtype.type(grad_rows.shape[1])
+        scale = 1 if weight is None else weight
+        g_sum = self._product_sum(grad_rows, scale)[:, None]
+        gn_sum = self._triple_product_sum(grad_rows, scale, normalized_rows)[:, None]
+        grad_input = self._layer_norm_backward(grad_rows, scale, normalized_rows, g_sum,
+                                               gn_sum, rstd_rows, n)
+        return (grad_input, self._column_product_sum(grad_rows, normalized_rows),
+                grad_rows.sum(axis=0))
+
+    def softmax_backward(self, weights, grad_attended, keep, scale):
+        """The gradient of the scores from the attention weights' (..., Lq, Lk), through the
+        dropout `keep` (None: no dropout) and the scale: two launches."""
+        keep = 1 if keep is None else keep
+        row_sum = self._triple_product_sum(grad_attended, keep, weights)[..., None]
+        return self._softmax_backward(weights, grad_attended, keep, row_sum, scale)
+
+    def attention_weights(self, scores, mask, scale):
+        """softmax(scores · scale, masked) along the last axis, `mask` True where excluded
+        (None: nothing is): five launches, the scaling and the mask inside them."""
+        xp = self.xp
+        mask = False if mask is None else mask
+        peak = self._finite_or_zero(self._scaled_masked_max(scores, mask, scale)[..., None])
+        exponentials = self._scaled_masked_exp(scores, mask, scale, peak)
+        total = self._one_where_zero(xp.sum(exponentials, axis=-1, keepdims=True))
+        return xp.divide(exponentials, total, out=exponentials)

@@ -1,0 +1,175 @@
+"""A smoke run of the CUDA backend against the CPU, for a machine with a GPU (scripts/gpu_check.sh
+runs it first: its calls also pay CuPy's first-use compilation of each kernel).
+
+Each check computes the same thing on 'cpu' and on 'cuda' (float64 where gradients are
+compared) and prints the largest difference: backward through a small network,
+cross-entropy with label smoothing and ignored targets, masked softmax with a fully masked
+row, LayerNorm forward and backward, embedding backward with repeated ids, and three Trainer
+steps without dropout. Then the same checks with the fused kernels on. Then, where PyTorch
+with CUDA is installed, the kernel launches of one tiny training step counted by its profiler
+(CUPTI sees CuPy's kernels too) beside the CuPy stand-in's count of the same step.
+
+    PYTHONPATH=. python3 scripts/gpu_smoke.py        # exit status 1 if a check fails
+"""
+
+import sys
+import time
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.backend import use_fused_kernels
+from minigrad.nn import functional as F
+
+failures = []
+
+
+def check(name, compute, tolerance):
+    started = time.perf_counter()
+    try:
+        cpu, cuda = compute("cpu"), compute("cuda")
+        worst = max(float(np.max(np.abs(a.numpy() - b.numpy()), initial=0.0))
+                    for a, b in zip(cpu, cuda))
+        finite = all(np.isfinite(b.numpy()).all() for b in cuda)
+        ok = worst <= tolerance and finite
+        verdict = "ok" if ok else "FAILED"
+        print(f"{verdict:>6}  {name:<34} max |cpu - cuda| {worst:.2e} (tolerance {tolerance:.0e})"
+              f"{'' if finite else ', non-finite values'}  {time.perf_counter() - started:.1f}s",
+              flush=True)
+    except Exception as error:  # a smoke run reports every check, then fails
+        ok = False
+        print(f"FAILED  {name:<34} {type(error).__name__}: {error}", flush=True)
+    if not ok:
+        failures.append(name)
+
+
+def _arrays(*shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape) for shape in shapes]
+
+
+def backward(device):
+    x, w1, w2 = (mg.tensor(a, device=device, requires_grad=True)
+                 for a in _arrays((8, 5), (5, 6), (6, 3)))
+    ((x @ w1).tanh() @ w2).relu().sum().backward()
+    return [x.grad, w1.grad, w2.grad]
+
+
+def cross_entropy(device):
+    (logits,) = _arrays((4, 6, 11), seed=1)
+    logits = mg.tensor(logits, device=device, requires_grad=True)
+    target = mg.tensor(np.random.default_rng(2).integers(0, 11, (4, 6)), device=device)
+    loss = F.cross_entropy(logits, target, ignore_index=0, label_smoothing=0.1)
+    loss.backward()
+    return [loss, logits.grad]
+
+
+def masked_softmax(device):
+    (scores,) = _arrays((2, 3, 4, 5), seed=3)
+    mask = np.random.default_rng(4).random((2, 1, 4, 5)) < 0.3
+    mask[0, :, 1] = True  # a fully masked row: zeros, no NaN
+    x = mg.tensor(scores * 100, device=device, requires_grad=True)
+    y = F.softmax(x, mask=mg.tensor(mask, device=device))
+    (y * y).sum().backward()
+    return [y, x.grad]
+
+
+def layer_norm(device):
+    x, w, b = (mg.tensor(a, device=device, requires_grad=True)
+               for a in _arrays((6, 7, 16), (16,), (16,), seed=5))
+    out = F.layer_norm(x, 16, w, b)
+    (out * out.detach()).sum().backward()
+    return [out, x.grad, w.grad, b.grad]
+
+
+def embedding(device):
+    (table,) = _arrays((50, 8), seed=6)
+    weight = mg.tensor(table, device=device, requires_grad=True)
+    ids = mg.tensor(np.random.default_rng(7).integers(0, 10, (16, 9)), device=device)
+    out = F.embedding(ids, weight, padding_idx=0)
+    (out * 3).sum().backward()
+    return [out, weight.grad]
+
+
+def trainer_steps(device):
+    from transformer import Transformer
+    from transformer.data import load_task
+    from transformer.data.batching import BatchIterator, encode_pairs
+    from transformer.pipeline import build_model_config, build_vocab
+    from transformer.training import Trainer, TrainingConfig
+
+    config = TrainingConfig(steps=3, batch_size=16, warmup_steps=2, log_every=1,
+                            eval_every=1000, checkpoint_every=1000, progress=False)
+    mg.manual_seed(0)
+    splits = load_task("copy")
+    vocab = build_vocab(splits)
+    model = Transformer(build_model_config(vocab, splits, {
+        "d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
+        "d_ff": 64, "dropout": 0.0}))
+    batches = BatchIterator(encode_pairs(splits["train"], vocab), vocab, 16, device=device)
+    trainer = Trainer(model.to(device), batches, splits["valid"], vocab, config)
+    losses = []
+    for _ in range(3):
+        record = trainer.train_step(trainer.data.next_batch())
+        trainer.read(record)
+        losses.append(record["loss"])
+    return [mg.tensor(losses)] + [p.cpu() for p in list(trainer.model.parameters())[:3]]
+
+
+CHECKS = [("backward", backward, 1e-9), ("cross-entropy", cross_entropy, 1e-9),
+          ("masked softmax", masked_softmax, 1e-9), ("LayerNorm", layer_norm, 1e-9),
+          ("embedding", embedding, 1e-9), ("three Trainer steps (float32)", trainer_steps, 1e-3)]
+
+
+def launches_by_profiler():
+    """One tiny training step's CUDA kernels counted by torch.profiler, beside the stand-in's
+    count (the counting rule of minigrad/testing/fake_cupy.py)."""
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+    except ImportError:
+        print("  no PyTorch: the launch count is not checked against a profiler")
+        return
+    if not torch.cuda.is_available():
+        print("  PyTorch sees no GPU: the launch count is not checked against a profiler")
+        return
+    sys.path.insert(0, "benchmarks")
+    from configs import CONFIGS
+    from train_step import MinigradStep, count, trainer_step_phases
+
+    runner = MinigradStep(CONFIGS["tiny"], "cuda")
+    for _ in trainer_step_phases(runner):  # builds the optimizer's flat arrays, compiles
+        pass
+    runner.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as profiler:
+        for _ in trainer_step_phases(runner):
+            pass
+        runner.synchronize()
+    kernels = [e for e in profiler.events() if e.device_type.name == "CUDA"]
+    counted = count(CONFIGS["tiny"], steps=1, warmup=1)["launches_per_step"]
+    print(f"  tiny step: {len(kernels)} CUDA kernels and copies by torch.profiler, "
+          f"{counted:.0f} launches by the CuPy stand-in's rule")
+
+
+def main():
+    print("== smoke: cpu against cuda (plain kernels)", flush=True)
+    for name, compute, tolerance in CHECKS:
+        check(name, compute, tolerance)
+    print("== smoke: cpu against cuda (fused kernels)", flush=True)
+    use_fused_kernels(True)
+    for name, compute, tolerance in CHECKS:
+        check(f"{name}, fused", compute, tolerance)
+    use_fused_kernels(False)
+    print("== kernel launches: the stand-in's rule against a profiler", flush=True)
+    try:
+        launches_by_profiler()
+    except Exception as error:
+        print(f"  not checked: {type(error).__name__}: {error}")
+    if failures:
+        print(f"!! {len(failures)} check(s) failed: {', '.join(failures)}")
+        sys.exit(1)
+    print("all smoke checks passed")
+
+
+if __name__ == "__main__":
+    main()

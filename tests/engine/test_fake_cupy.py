@@ -1,0 +1,139 @@
+"""The CuPy stand-in (minigrad/testing/fake_cupy.py) behaves as CuPy 14 where CuPy and NumPy
+differ."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from minigrad.testing import fake_cupy
+from minigrad.testing.fake_cupy import DeviceSynchronized
+
+cp = fake_cupy.cupy
+NAMES = Path(fake_cupy.__file__).with_name("cupy_names.json")
+
+
+@pytest.fixture(autouse=True)
+def on_device_0():
+    with cp.cuda.Device(0):
+        fake_cupy.monitor.reset()
+        yield
+
+
+def test_the_name_list_is_cupy_14s():
+    names = json.loads(NAMES.read_text())
+    assert names["version"].startswith("14.")
+    assert {"put_along_axis", "take_along_axis", "fuse", "asnumpy"} <= set(names["cupy"])
+    assert "flags" in names["cupy.ndarray"] and "get" in names["cupy.ndarray"]
+
+
+def test_names_cupy_lacks_raise_attribute_error():
+    with pytest.raises(AttributeError, match="lacks it"):
+        _ = cp.geomspace  # NumPy has it, CuPy 14 does not
+    with pytest.raises(AttributeError, match="lacks it"):
+        _ = cp.random.Generator
+    assert cp.put_along_axis and cp.random.Philox4x3210 and cp.cuda.Device
+
+
+def test_flags_are_cupys_three():
+    flags = cp.ones(3).flags
+    assert flags.c_contiguous and flags.owndata
+    with pytest.raises(AttributeError):
+        _ = flags.writeable
+
+
+def test_implicit_conversion_to_numpy_is_refused():
+    x = cp.arange(3)
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        np.asarray(x)
+    with pytest.raises(TypeError, match="Unsupported type"):
+        x + np.ones(3)
+    np.testing.assert_array_equal(x.get(), [0, 1, 2])
+    np.testing.assert_array_equal(cp.asnumpy(x), [0, 1, 2])
+    assert type(np.exp(x)) is cp.ndarray  # NumPy's functions dispatch to CuPy's
+
+
+def test_reductions_return_arrays_and_numpy_scalars_mix_in():
+    x = cp.ones(3, dtype=np.float32)
+    assert type(x.sum()) is cp.ndarray and x.sum().shape == ()
+    assert (x * np.float32(2)).dtype == np.float32
+    assert (x * np.float64(2)).dtype == np.float64  # NumPy 2's rule: NumPy scalars are strong
+    assert (x * 2.0).dtype == np.float32
+
+
+def test_integer_array_indices_wrap_around():
+    x = cp.arange(3) * 10
+    np.testing.assert_array_equal(x[cp.asarray([3, 5, -1])].get(), [0, 20, 20])
+    np.testing.assert_array_equal(cp.take_along_axis(x, cp.asarray([4]), axis=0).get(), [10])
+    with pytest.raises(IndexError):
+        x[3]  # an integer scalar out of range raises, as in CuPy
+
+
+def test_devices_arrays_know_theirs_and_mixing_fails():
+    a = cp.ones(2)
+    with cp.cuda.Device(1):
+        b = cp.ones(2)
+        assert b.device.id == 1
+        with pytest.raises(ValueError, match=r"resides \(0\).*current device \(1\)"):
+            a + b
+    assert a.device.id == 0
+    with pytest.raises(ValueError, match="Peer access"):
+        b * 2
+    with pytest.raises(RuntimeError, match="invalid device"):
+        cp.cuda.Device(2)
+
+
+def test_generators_compute_on_their_device():
+    rng = cp.random.default_rng(cp.random.Philox4x3210(0))
+    with cp.cuda.Device(1), pytest.raises(ValueError, match="random generator"):
+        rng.random(3)
+    assert fake_cupy.monitor.bit_generators == {"Philox4x3210": 1}
+
+
+def test_reads_are_counted_and_can_be_forbidden():
+    x = cp.arange(4.0)
+    int(x[0]), float(x.sum()), x.tolist(), x[x > 1], bool(x.any())
+    assert fake_cupy.monitor.syncs == {"int()": 1, "float()": 1, "tolist": 1,
+                                       "boolean mask indexing": 1, "bool()": 1}
+    with fake_cupy.monitor.forbid_synchronize():
+        y = cp.where(x > 1, x, 0) * 2  # no read
+        with pytest.raises(DeviceSynchronized, match="item"):
+            y.sum().item()
+        with pytest.raises(DeviceSynchronized, match="boolean mask assignment"):
+            y[y > 2] = 0
+
+
+def test_launches_follow_the_rule():
+    x = cp.zeros((4, 3), dtype=np.float32)  # a fill
+    fake_cupy.monitor.reset()
+    x.reshape(3, 4), x.T, x[1:], cp.broadcast_to(x[:1], (4, 3)), cp.empty(5)  # views: none
+    assert fake_cupy.monitor.launch_count == 0
+    index = cp.asarray([0, 2])  # a copy from the host
+    x + 1, cp.exp(x, out=x), x.sum(axis=1), x @ x.T, x[index], x.astype(np.float64)
+    assert fake_cupy.monitor.launch_count == 7
+    assert cp.exp(x, out=x) is x
+
+
+def test_fuse_runs_eagerly_as_one_launch():
+    @cp.fuse()
+    def scaled_exp(a, b):
+        return cp.exp(a) * b + 1
+
+    x = cp.arange(3.0)
+    fake_cupy.monitor.reset()
+    np.testing.assert_allclose(scaled_exp(x, 2.0).get(), np.exp(np.arange(3.0)) * 2 + 1)
+    assert fake_cupy.monitor.launches == {"fuse:scaled_exp": 1}
+
+    @cp.fuse()
+    def indexed(a):
+        return cp.concatenate([a, a])
+
+    with pytest.raises(TypeError, match="not supported inside a fused function"):
+        indexed(x)
+
+
+def test_cuda_source_kernels_run_on_a_gpu_only():
+    kernel = cp.ElementwiseKernel("float32 x", "float32 y", "y = x")
+    with pytest.raises(NotImplementedError, match="GPU only"):
+        kernel(cp.ones(2, dtype=np.float32))

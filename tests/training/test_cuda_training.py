@@ -1,0 +1,139 @@
+"""The Trainer, checkpoints and decoding on 'cuda' (real CuPy on a GPU, the CuPy stand-in
+elsewhere), against the CPU; a training step that never makes the host wait between reads;
+a NaN that stops training at the first read after it, with no bad update applied."""
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from transformer import Transformer, greedy_decode
+from transformer.data import load_task
+from transformer.data.batching import BatchIterator, encode_pairs
+from transformer.decoding import beam_search
+from transformer.pipeline import build_model_config, build_vocab
+from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
+
+pytestmark = pytest.mark.gpu  # the cuda suite (`pytest -m gpu`): real CuPy on a GPU
+
+MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
+         "d_ff": 32, "dropout": 0.1}
+
+
+def build_trainer(device, out=None, callbacks=(), model=None, **training):
+    options = {"steps": 8, "batch_size": 16, "warmup_steps": 4, "eval_every": 4,
+               "checkpoint_every": 4, "log_every": 4, "eval_examples": 16, "progress": False,
+               **training}
+    config = TrainingConfig(**options)
+    mg.manual_seed(config.seed)
+    splits = load_task("copy")
+    vocab = build_vocab(splits)
+    net = Transformer(build_model_config(vocab, splits, {**MODEL, **(model or {})}))
+    batches = BatchIterator(encode_pairs(splits["train"], vocab), vocab, config.batch_size,
+                            seed=config.seed, device=device)
+    return Trainer(net.to(device), batches, splits["valid"], vocab, config, out=out,
+                   callbacks=callbacks)
+
+
+class Losses(Callback):
+    def __init__(self):
+        self.records = []
+
+    def on_step_end(self, trainer, step, record):
+        self.records.append(dict(record))
+
+
+def test_a_cuda_run_follows_the_cpu_run():
+    """Without dropout (the devices draw different random numbers) the losses agree."""
+    runs = {}
+    for device in ("cpu", "cuda"):
+        losses = Losses()
+        trainer = build_trainer(device, callbacks=[losses], model={"dropout": 0.0},
+                                log_every=1)
+        assert trainer.train() is True
+        runs[device] = [record["loss"] for record in losses.records]
+        assert all(p.device == mg.backend.normalize_device(device)
+                   for p in trainer.model.parameters())
+    np.testing.assert_allclose(runs["cuda"], runs["cpu"], rtol=2e-4)
+
+
+def test_records_hold_numbers_at_read_steps_and_device_tensors_between():
+    losses = Losses()
+    trainer = build_trainer("cuda", callbacks=[losses], sync_every=2, log_every=4)
+    trainer.train()
+    assert [trainer.reads_at(step) for step in range(1, 9)] == [False, True] * 4
+    for step, record in enumerate(losses.records, start=1):
+        kind = float if step % 2 == 0 else mg.Tensor
+        assert isinstance(record["loss"], kind) and isinstance(record["grad_norm"], kind)
+
+
+def test_a_cuda_step_never_waits_between_reads(stand_in):
+    """train_step with clipping makes no device-to-host read (the stand-in raises on one)."""
+    trainer = build_trainer("cuda")
+    batches = [trainer.data.next_batch() for _ in range(3)]
+    trainer.train_step(batches[0])  # the first step builds the optimizer's flat arrays
+    trainer.read({})
+    stand_in.reset()
+    with stand_in.forbid_synchronize():
+        records = [trainer.train_step(batch) for batch in batches[1:]]
+    assert stand_in.sync_count == 0
+    trainer.read(records[-1])
+    assert stand_in.sync_count == 1  # one transfer for the steps since the last read
+    assert math.isfinite(records[-1]["loss"]) and math.isfinite(records[-1]["grad_norm"])
+
+
+class PoisonGradient(Callback):
+    def __init__(self, step):
+        self.step = step
+
+    def on_backward_end(self, trainer, step, batch):
+        if step == self.step:
+            parameter = trainer.parameters[0]
+            parameter.grad = parameter.grad * math.nan
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_a_nan_stops_at_the_first_read_after_it_with_no_bad_update(device, tmp_path):
+    poison = PoisonGradient(step=5)
+    trainer = build_trainer(device, tmp_path, callbacks=[poison])
+    with pytest.raises(NonFiniteLossError, match=r"^step 5: the gradient norm is nan") as raised:
+        trainer.train()
+    assert f"the last good checkpoint ({tmp_path / 'last.npz'}) was kept" in str(raised.value)
+    assert trainer.step == 8  # steps 6-8 ran, the stop came at the read after step 8
+    assert all(np.isfinite(p.numpy()).all() for p in trainer.model.parameters())
+    assert mg.load(tmp_path / "last.npz")["step"] == 4
+
+
+def test_a_cuda_run_resumes_bitwise(tmp_path):
+    """Checkpoints of a cuda run hold the GPU's random state: 4 steps, save, resume for 4 more
+    ends where 8 straight steps end."""
+    straight = build_trainer("cuda", tmp_path / "straight")
+    straight.train()
+    first = build_trainer("cuda", tmp_path / "resumed", steps=4)
+    first.train()
+    resumed = build_trainer("cuda", tmp_path / "resumed")
+    assert resumed.resume() == 4
+    resumed.train()
+    for ours, theirs in zip(resumed.model.parameters(), straight.model.parameters()):
+        assert ours.device == "cuda:0"
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    loaded = mg.load(tmp_path / "straight" / "last.npz", device="cuda")
+    assert all(t.device == "cuda:0" for t in loaded["model"].values())
+
+
+def test_decoding_on_cuda_gives_the_cpus_tokens():
+    trainer = build_trainer("cpu", model={"dropout": 0.0}, steps=4)
+    trainer.train()
+    model, vocab = trainer.model.eval(), trainer.vocab
+    src = trainer.data.next_batch().src
+    found = {}
+    for device in ("cpu", "cuda"):
+        on_device = model.to(device)
+        ids = src.to(device)
+        greedy = greedy_decode(on_device, ids, 6, vocab.bos_id, vocab.eos_id)
+        beams = beam_search(on_device, ids, 3, 6, vocab.bos_id, vocab.eos_id)
+        assert greedy.device == beams.device == mg.backend.normalize_device(device)
+        found[device] = (greedy.numpy(), beams.numpy())
+    for ours, theirs in zip(found["cuda"], found["cpu"]):
+        np.testing.assert_array_equal(ours, theirs)
