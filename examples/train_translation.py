@@ -55,7 +55,7 @@ def parse_arguments(argv=None):
     model.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
     training = parser.add_argument_group("training")
     training.add_argument("--steps", type=cli.positive_int,
-                          help="training steps (default 3000; with --resume: extend the run)")
+                          help="training steps (default 5000; with --resume: extend the run)")
     training.add_argument("--batch-size", type=cli.positive_int, help="default 64")
     training.add_argument("--warmup", type=cli.positive_int, help="warmup steps (default 400)")
     training.add_argument("--lr-factor", type=cli.positive_float, help="default 1.0")

@@ -41,7 +41,8 @@ def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None):
 def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
              decode=True):
     """Metrics of `model` on `examples`: loss, token_accuracy (teacher forced), and when
-    `decode`: exact_match, bleu, phenomena {name: exact match}. The model is put in eval mode."""
+    `decode`: exact_match, bleu, phenomena {name: exact match}, max_length_ratio (the longest
+    output over its reference's length, in tokens). The model is put in eval mode."""
     model.eval()
     pairs = encode_pairs(examples, vocab)
     total_loss, correct, tokens = 0.0, 0, 0
@@ -75,8 +76,10 @@ def _decoded_metrics(examples, pairs, predictions, vocab):
         per_phenomenon[example.phenomenon].append(hit)
     references = [vocab.decode(target) for _, target in pairs]
     hypotheses = [vocab.decode(p) for p in predictions]
+    ratios = [len(p) / max(len(target), 1) for (_, target), p in zip(pairs, predictions)]
     return {
         "exact_match": sum(hits) / max(len(hits), 1),
         "bleu": corpus_bleu(hypotheses, references) if hits else math.nan,
         "phenomena": {name: sum(h) / len(h) for name, h in sorted(per_phenomenon.items())},
+        "max_length_ratio": max(ratios, default=math.nan),
     }

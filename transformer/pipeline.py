@@ -227,23 +227,26 @@ def resumed_configuration(folder, task, data, model_options, training_options):
 
 
 def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
-    """Evaluate best.npz on the test and compositional splits; write and return metrics.json."""
+    """Evaluate best.npz on the test, compositional and cross-construction splits (that one
+    also per held-out feature pair); write and return metrics.json."""
     model, vocab = folder.load_model("best"), folder.vocab()
     metrics = {"train_seconds": round(train_seconds, 1), "best_step": best_step}
-    for split in ("test", "compositional"):
+    for split in ("test", "compositional", "cross_construction"):
         if split not in splits or not splits[split]:
             continue
         result = evaluate(model, splits[split], vocab)
-        metrics[f"{split}_exact_match"] = result["exact_match"]
-        metrics[f"{split}_bleu"] = result["bleu"]
-        metrics[f"{split}_token_accuracy"] = result["token_accuracy"]
+        for name in ("exact_match", "bleu", "token_accuracy", "max_length_ratio"):
+            metrics[f"{split}_{name}"] = result[name]
         if split == "test":
             metrics["phenomena"] = result["phenomena"]
-        print(f"{split:>13}: exact match {result['exact_match']:.4f}  "
-              f"BLEU {result['bleu']:.2f}  token accuracy {result['token_accuracy']:.4f}")
-    if "phenomena" in metrics:
-        for name, value in metrics["phenomena"].items():
-            print(f"    {name:<18} exact match {value:.4f}")
+        if split == "cross_construction":
+            metrics["cross_construction_pairs"] = result["phenomena"]
+        print(f"{split:>18}: exact match {result['exact_match']:.4f}  "
+              f"BLEU {result['bleu']:.2f}  token accuracy {result['token_accuracy']:.4f}  "
+              f"longest output {result['max_length_ratio']:.2f}x its reference")
+    for name, value in {**metrics.get("phenomena", {}),
+                        **metrics.get("cross_construction_pairs", {})}.items():
+        print(f"    {name:<36} exact match {value:.4f}")
     folder.write_json("metrics.json", metrics)
     known = [s for s in showcase if not vocab.unknown(tokenize(s))]
     if known:

@@ -5,23 +5,31 @@ verb ends in -n exactly when its subject is plural; "no" comes right before the 
 
 import random
 from collections import Counter
-from itertools import pairwise
+from itertools import combinations, pairwise
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer.data import Example, detokenize, grammar, tokenize, toy_en_es
+from transformer.data.derivation import BALANCED, TRAINING, derive
+from transformer.data.features import (
+    CONSTRUCTIONS,
+    FEATURES,
+    construction,
+    feature_pairs,
+    features,
+)
 from transformer.data.grammar import (
     ARTICLE_EXAMPLES,
     HELD_OUT_ADJECTIVE_NOUNS,
+    HELD_OUT_FEATURE_PAIRS,
     HELD_OUT_NEGATED_VERBS,
     held_out_combinations,
     translate_known,
 )
 from transformer.data.lexicon import ADJECTIVES, NOUNS, VERBS
 from transformer.data.parse import parse
-from transformer.data.phenomena import CONSTRUCTIONS, PHENOMENA, construction
 from transformer.data.syntax import english, spanish
 
 # --- Spanish, written down independently -------------------------------------------------
@@ -92,7 +100,7 @@ class Checker:
     def check(self, source, target):
         en, es = tokenize(source), tokenize(target)
         assert detokenize(en) == source and detokenize(es) == target
-        assert 3 <= len(en) - en.count("'s") - en.count("'") <= 14
+        assert len(en) - en.count("'s") - en.count("'") >= 3
         self.check_noun_phrases(en, es)
         subject_gender, plural, end = self.check_subject(es)
         self.check_predicate(en, es, end, subject_gender, plural)
@@ -141,7 +149,8 @@ class Checker:
         verb = es[verb_at]
         self.check_verb(en, verb, plural)
         if verb in COPULAS:
-            self.check_description(en, es, verb_at, gender, plural)
+            main = en[:en.index("because")] if "because" in en else en
+            self.check_description(main, es, verb_at, gender, plural)
 
     def check_verb(self, en, verb, plural):
         """Number by the -n ending; the future by -rá/-rán; do-support past → preterite."""
@@ -158,7 +167,8 @@ class Checker:
             assert verb in {"era", "eran", "estaba", "estaban"}, (en, verb)
 
     def check_description(self, en, es, copula_at, gender, plural):
-        """ser/estar by meaning; a predicate adjective agrees with the subject."""
+        """ser/estar by meaning; a predicate adjective agrees with the subject (`en`: the
+        English clause that says it)."""
         after = es[copula_at + 1:]
         if after[0] in PLACE_PREPOSITIONS:
             assert es[copula_at] in ESTAR, es
@@ -167,12 +177,10 @@ class Checker:
         assert adjective in self.adjectives, es
         assert adjective.endswith("s") == plural, es
         assert adjective_gender(adjective) in (None, gender), es
-        english_adjective = en[en.index("too") + 1] if "too" in en else None
-        for word in [english_adjective] if english_adjective else en:
-            if word in STATES:
-                assert es[copula_at] in ESTAR, (en, es)
-            if word in PROPERTIES and "because" not in en and word == en[-1]:
-                assert es[copula_at] not in ESTAR, (en, es)
+        if en[-1] in STATES:  # the clause ends with its adjective
+            assert es[copula_at] in ESTAR, (en, es)
+        if en[-1] in PROPERTIES:
+            assert es[copula_at] not in ESTAR, (en, es)
 
     def check_negation(self, en, es, end):
         """One "no" per English negation, right after the subject (or "porque"), right
@@ -202,8 +210,9 @@ class Checker:
         at = es.index("porque")
         copula_at = at + 1 + (es[at + 1] == "no")
         assert es[copula_at] in COPULAS and es[copula_at].endswith("n") == plural, es
-        assert ("demasiado" in es) == ("too" in en)
-        self.check_description(en, es, copula_at, gender, plural)
+        reason = en[en.index("because"):]
+        assert ("demasiado" in es[at:]) == ("too" in reason)
+        self.check_description(reason, es, copula_at, gender, plural)
 
 
 # --- the data set ------------------------------------------------------------------------
@@ -219,7 +228,8 @@ def checker(data):
 
 def test_default_sizes(data):
     assert {name: len(split) for name, split in data.items()} == {
-        "train": 50_000, "valid": 1_000, "test": 2_000, "compositional": 1_000}
+        "train": 50_000, "valid": 1_000, "test": 2_000, "compositional": 1_000,
+        "cross_construction": 1_000}
     assert all(isinstance(e, Example) for split in data.values() for e in split)
     assert len({e.src for e in data["train"]}) == 50_000
 
@@ -230,7 +240,7 @@ def test_article_examples_are_reproduced_and_in_train(data):
     assert (translate_known("the animal didn't cross the street because it was too tired")
             == "el animal no cruzó la calle porque estaba demasiado cansado")
     train = {(e.src, e.tgt) for e in data["train"]}
-    for source, _ in ARTICLE_EXAMPLES:
+    for source in ARTICLE_EXAMPLES:
         assert (source, translate_known(source)) in train
         assert held_out_combinations(parse(source)) == set()
 
@@ -313,16 +323,18 @@ def test_checker_catches_mistakes(checker, source, wrong):
         checker.check(source, wrong)
 
 
-@given(st.integers(0, 2**32 - 1), st.sampled_from(sorted(PHENOMENA)))
-def test_generated_sentences_translate_and_are_well_formed(checker, seed, phenomenon):
-    sentence = PHENOMENA[phenomenon](random.Random(seed))
+@given(st.integers(0, 2**32 - 1), st.sampled_from([TRAINING, BALANCED]))
+def test_derived_sentences_translate_and_are_well_formed(checker, seed, weights):
+    sentence = derive(random.Random(seed), weights)
+    assert parse(detokenize(english(sentence))) == sentence
     source, target = detokenize(english(sentence)), detokenize(spanish(sentence))
     assert translate_known(source) == target
     checker.check(source, target)
 
 
 def test_translation_function_agrees_with_the_data(data):
-    for example in data["valid"] + data["test"] + data["compositional"]:
+    for example in (data["valid"] + data["test"] + data["compositional"]
+                    + data["cross_construction"]):
         assert translate_known(example.src) == example.tgt
 
 
@@ -336,22 +348,18 @@ def test_compositional_split(data):
     assert all(combinations)
     seen = set().union(*combinations)
     assert seen == HELD_OUT_ADJECTIVE_NOUNS | HELD_OUT_NEGATED_VERBS
-    for split in ("train", "valid", "test"):
+    for split in ("train", "valid", "test", "cross_construction"):
         assert not any(held_out_combinations(parse(e.src)) for e in data[split])
     train_words = {w for e in data["train"] for w in tokenize(e.src) + tokenize(e.tgt)}
     for example in data["compositional"]:
         assert set(tokenize(example.src) + tokenize(example.tgt)) <= train_words, example
 
 
-def test_phenomena_and_constructions(data):
-    assert len(PHENOMENA) == 8
-    for split in ("train", "valid", "test"):
-        counts = Counter(e.phenomenon for e in data[split])
-        assert set(counts) == set(PHENOMENA), counts
-    counts = Counter(e.phenomenon for e in data["train"])
-    assert min(counts.values()) > 0.8 * len(data["train"]) / len(PHENOMENA)
+def test_phenomena_are_constructions(data):
+    for split in ("train", "valid", "test", "compositional"):
+        assert all(e.phenomenon == construction(parse(e.src)) for e in data[split])
     assert len(CONSTRUCTIONS) >= 10
-    assert {construction(parse(e.src)) for e in data["test"]} == set(CONSTRUCTIONS)
+    assert {e.phenomenon for e in data["test"]} == set(CONSTRUCTIONS)
 
 
 def test_lexicon_size():
@@ -370,16 +378,97 @@ def test_no_spanish_verb_form_is_an_adjective_or_noun():
 
 
 def test_deterministic_from_the_seed():
-    sizes = {"n_train": 300, "n_valid": 30, "n_test": 30, "n_compositional": 30}
+    sizes = {"n_train": 300, "n_valid": 30, "n_test": 30, "n_compositional": 30,
+             "n_cross": 27}
     first, again, other = toy_en_es(7, **sizes), toy_en_es(7, **sizes), toy_en_es(8, **sizes)
     assert first == again
     assert first["train"] != other["train"]
     assert {name: len(split) for name, split in first.items()} == {
-        "train": 300, "valid": 30, "test": 30, "compositional": 30}
+        "train": 300, "valid": 30, "test": 30, "compositional": 30, "cross_construction": 27}
 
 
 def test_running_out_of_sentences(monkeypatch):
     only = parse("the ball is blue")
-    monkeypatch.setattr(grammar, "PHENOMENA", {"ser_estar": lambda rng: only})
+    monkeypatch.setattr(grammar, "derive", lambda rng, weights: only)
     with pytest.raises(ValueError, match="ran out"):
-        toy_en_es(0, n_train=10, n_valid=0, n_test=0, n_compositional=0)
+        toy_en_es(0, n_train=10, n_valid=0, n_test=0, n_compositional=0, n_cross=0)
+
+
+# --- features and the cross-construction split -------------------------------------------
+def possible_pairs():
+    """Every feature pair a sentence can have: not two values of one choice, an object only
+    with an action, a place only with an action or a location, not an object and a place."""
+    exclusive = [{f for f in FEATURES if f.startswith(prefix)} for prefix in ("predicate:",
+                                                                            "tense:")]
+    exclusive += [{f for f in FEATURES if f.startswith(("object:", "place:"))}]
+    objects = {f for f in FEATURES if f.startswith("object:")}
+    places = {f for f in FEATURES if f.startswith("place:")}
+    pairs = set()
+    for a, b in combinations(FEATURES, 2):
+        both = {a, b}
+        if any(len(both & group) == 2 for group in exclusive[:2]):
+            continue
+        if both & objects and both & places:
+            continue
+        if both & objects and both & {"predicate:ser", "predicate:estar", "predicate:location"}:
+            continue
+        if both & places and both & {"predicate:ser", "predicate:estar"}:
+            continue
+        pairs.add(f"{a}+{b}")
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def pairs_by_split(data):
+    return {name: [feature_pairs(parse(e.src)) for e in split] for name, split in data.items()}
+
+
+def test_every_feature_pair_is_in_train_unless_held_out(pairs_by_split):
+    seen = set().union(*pairs_by_split["train"])
+    # a contraction is a negation: "x+contracted" is held out with "x+negated"
+    held_out = HELD_OUT_FEATURE_PAIRS | {pair.replace("negated", "contracted")
+                                         for pair in HELD_OUT_FEATURE_PAIRS}
+    assert seen == possible_pairs() - held_out
+
+
+def test_held_out_pairs_are_possible_and_span_the_slots():
+    assert len(HELD_OUT_FEATURE_PAIRS) >= 8
+    assert HELD_OUT_FEATURE_PAIRS <= possible_pairs()
+    features_held_out = {f for pair in HELD_OUT_FEATURE_PAIRS for f in pair.split("+")}
+    for prefix in ("subject:", "object:", "place:", "tense:", "negated"):
+        assert any(f.startswith(prefix) for f in features_held_out), prefix
+
+
+def test_held_out_pairs_only_in_the_cross_construction_split(data, pairs_by_split):
+    for name in ("train", "valid", "test", "compositional"):
+        assert not any(pairs & HELD_OUT_FEATURE_PAIRS for pairs in pairs_by_split[name]), name
+    for example, pairs in zip(data["cross_construction"], pairs_by_split["cross_construction"]):
+        assert pairs & HELD_OUT_FEATURE_PAIRS == {example.phenomenon}
+    counts = Counter(e.phenomenon for e in data["cross_construction"])
+    assert set(counts) == HELD_OUT_FEATURE_PAIRS
+    assert max(counts.values()) - min(counts.values()) <= 1
+
+
+def test_cross_construction_words_are_known(data):
+    train_words = {w for e in data["train"] for w in tokenize(e.src) + tokenize(e.tgt)}
+    for example in data["cross_construction"]:
+        assert set(tokenize(example.src) + tokenize(example.tgt)) <= train_words, example
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("the ball is blue", {"predicate:ser", "tense:present"}),
+    ("the girl and the boy didn't eat the bread",
+     {"subject:coordination", "predicate:action", "tense:past", "negated", "contracted"}),
+    ("the old man's dog will walk to the girls' big house because it is tired",
+     {"subject:possessor", "possessor:adjective", "place:possessor", "place:adjective",
+      "predicate:action", "tense:future", "because"}),
+    ("the cat saw the dog and the red bird", {"object:coordination", "object:adjective",
+                                              "predicate:action", "tense:past"}),
+    ("the books are not on the table because they weren't open",
+     {"predicate:location", "tense:present", "negated", "contracted", "because"}),
+    ("the cup was too cold", {"predicate:estar", "tense:past"}),
+])
+def test_features(text, expected):
+    assert features(parse(text)) == expected
+    ordered = sorted(expected, key=FEATURES.index)
+    assert feature_pairs(parse(text)) == {f"{a}+{b}" for a, b in combinations(ordered, 2)}

@@ -97,6 +97,17 @@ def test_exact_match_and_phenomena_count_whole_sentences(scripted):
     metrics = evaluate(model, examples, vocab, batch_size=2)  # batches of sorted lengths
     assert metrics["exact_match"] == pytest.approx(3 / 5)
     assert metrics["phenomena"] == {"alpha": pytest.approx(1 / 2), "beta": pytest.approx(2 / 3)}
+    assert metrics["max_length_ratio"] == 1.0  # no answer is longer than its reference
+
+
+def test_max_length_ratio_is_the_longest_output_over_its_reference(monkeypatch):
+    examples = [Example("a b", "x y", "alpha"), Example("b c d", "y z w", "alpha")]
+    vocab = Vocab.build([tokenize(e.src) + tokenize(e.tgt) for e in examples])
+    model = ScriptedModel(vocab, {"a b": "x y x y x", "b c d": "y"})  # a loop, a stop
+    monkeypatch.setattr(evaluation, "translate_ids",
+                        lambda model, src, vocab, beam_size=1, max_len=None, src_mask=None:
+                        [model.answer(row) for row in src.numpy()])
+    assert evaluate(model, examples, vocab)["max_length_ratio"] == 2.5
 
 
 def test_token_accuracy_counts_teacher_forced_target_tokens_eos_included(scripted):

@@ -19,7 +19,7 @@ import minigrad as mg
 from transformer import Transformer, TransformerConfig, Translator, pipeline
 from transformer.data import load_task
 from transformer.data.batching import Batch, BatchIterator, encode_pairs
-from transformer.data.grammar import toy_en_es
+from transformer.data.grammar import HELD_OUT_FEATURE_PAIRS, toy_en_es
 from transformer.pipeline import build_model_config, build_vocab, train_translation
 from transformer.run_folder import RunFolder
 from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
@@ -314,7 +314,8 @@ def test_a_nan_before_any_checkpoint_says_there_is_none():
 def small_toy_en_es(name, data=None, seed=0):
     """The toy-en-es task, drawn smaller (the full 50,000 pairs take seconds to draw)."""
     assert name == "toy-en-es" and data is None
-    return toy_en_es(seed, n_train=1000, n_valid=20, n_test=20, n_compositional=20)
+    return toy_en_es(seed, n_train=1000, n_valid=20, n_test=20, n_compositional=20,
+                     n_cross=18)
 
 
 def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
@@ -357,8 +358,10 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
 
     assert json.loads((out / "metrics.json").read_text()) == metrics
     assert {"test_exact_match", "test_bleu", "compositional_exact_match",
-            "compositional_bleu", "phenomena", "train_seconds"} <= metrics.keys()
+            "compositional_bleu", "cross_construction_exact_match", "phenomena",
+            "cross_construction_pairs", "train_seconds"} <= metrics.keys()
     assert set(metrics["phenomena"]) == {e.phenomenon for e in splits["test"]}
+    assert set(metrics["cross_construction_pairs"]) == HELD_OUT_FEATURE_PAIRS
     assert_bitwise_equal(Translator.from_checkpoint(out).model.state_dict(), best["model"])
 
 

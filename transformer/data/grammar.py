@@ -1,21 +1,25 @@
 """toy-en-es: a synthetic English→Spanish translation data set, deterministic from a seed.
 
-Sentences come from eight phenomenon generators (phenomena.py) over a hand-written
-lexicon (lexicon.py), are said in both languages by syntax.py, and are split into:
+Sentences are random derivations of the whole grammar (derivation.py) over a hand-written
+lexicon (lexicon.py), said in both languages by syntax.py, and split into:
 
 - train / valid / test: i.i.d. draws from the same distribution, distinct by source;
 - compositional: sentences that contain a held-out combination (an adjective with a
   noun, or a verb negated in a tense) never seen in the other splits, although each of
-  its words is.
+  its words is;
+- cross_construction: sentences with a held-out feature pair (two grammar choices, as
+  features.py names them, such as a coordinated subject with a negation) that never occur
+  together in the other splits, drawn by a sampler weighted differently.
 
 The three sentences quoted in the articles are always in train.
 """
 
 import random
 
+from .derivation import BALANCED, TRAINING, derive
 from .example import Example
+from .features import construction, feature_pairs
 from .parse import parse
-from .phenomena import PHENOMENA
 from .syntax import (
     Coordination,
     Description,
@@ -28,11 +32,22 @@ from .syntax import (
 )
 from .tokenizer import detokenize
 
-ARTICLE_EXAMPLES = (
-    ("the ball is blue", "ser_estar"),
-    ("the black cat drank the milk", "adjective_order"),
-    ("the animal didn't cross the street because it was too tired", "because_clause"),
-)
+ARTICLE_EXAMPLES = ("the ball is blue", "the black cat drank the milk",
+                    "the animal didn't cross the street because it was too tired")
+
+# Feature pairs (features.py) that never occur together outside the cross_construction
+# split, fixed before any model was trained on them: each slot, tense and negation in turn.
+HELD_OUT_FEATURE_PAIRS = frozenset({
+    "subject:coordination+negated",         # the girl and the boy didn't eat the bread
+    "subject:adjective+predicate:ser",      # the blue balls are black
+    "subject:possessor+because",            # the girl's dog slept because it was tired
+    "object:adjective+tense:future",        # the boy will eat the red apple
+    "object:coordination+tense:past",       # the cat saw the dog and the bird
+    "object:possessor+negated",             # the girl doesn't see the boy's dog
+    "place:adjective+predicate:location",   # the book is on the big table
+    "place:possessor+tense:past",           # the boy walked to the girl's house
+    "possessor:adjective+predicate:estar",  # the old man's dog is tired
+})
 
 # (adjective, noun): never together, attributively ("the white horse") or predicatively
 # ("the horse is white"), outside the compositional split.
@@ -105,34 +120,70 @@ def _negated_verbs(sentence: Sentence) -> set[tuple[str, str]]:
 
 
 def toy_en_es(seed: int = 0, *, n_train: int = 50_000, n_valid: int = 1_000,
-              n_test: int = 2_000, n_compositional: int = 1_000) -> dict[str, list[Example]]:
-    """The toy-en-es splits, {"train", "valid", "test", "compositional"}, from `seed`.
+              n_test: int = 2_000, n_compositional: int = 1_000,
+              n_cross: int = 1_000) -> dict[str, list[Example]]:
+    """The toy-en-es splits, {"train", "valid", "test", "compositional", "cross_construction"},
+    from `seed`.
 
-    Each draw picks a phenomenon uniformly, then a sentence from its generator; sources
-    are distinct across all splits. The article examples count towards `n_train`.
+    Train, valid, test and compositional are derivations weighted as `derivation.TRAINING`,
+    without a held-out feature pair; cross_construction is drawn by its own sampler
+    (`derivation.BALANCED`, its own random numbers), each sentence with exactly one held-out
+    feature pair, the pairs in turn. Sources are distinct across all splits; the article
+    examples count towards `n_train`. An example's phenomenon is its construction, or in
+    cross_construction its held-out pair.
     """
     rng = random.Random(seed)
-    articles = [Example(text, translate_known(text), name) for text, name in ARTICLE_EXAMPLES]
+    articles = [Example(text, translate_known(text), construction(parse(text)))
+                for text in ARTICLE_EXAMPLES]
+    seen = {example.src for example in articles}
     n_iid = n_train - len(articles) + n_valid + n_test
     iid, compositional = [], []
-    seen = {example.src for example in articles}
-    names = sorted(PHENOMENA)
-    misses = 0  # draws in a row that added nothing
+    misses = _Misses()
     while len(iid) < n_iid or len(compositional) < n_compositional:
-        if misses == _MAX_MISSES:
-            raise ValueError("the grammar ran out of distinct sentences; ask for fewer")
-        name = rng.choice(names)
-        sentence = PHENOMENA[name](rng)
+        sentence = derive(rng, TRAINING)
         pool, size = ((compositional, n_compositional) if held_out_combinations(sentence)
                       else (iid, n_iid))
-        source = detokenize(english(sentence))
-        if len(pool) < size and source not in seen:
-            seen.add(source)
-            pool.append(Example(source, detokenize(spanish(sentence)), name))
-            misses = 0
-        else:
-            misses += 1
+        fits = len(pool) < size and not feature_pairs(sentence) & HELD_OUT_FEATURE_PAIRS
+        misses.count(fits and _add(pool, sentence, construction(sentence), seen))
     train = iid[n_valid + n_test:] + articles
     rng.shuffle(train)
     return {"train": train, "valid": iid[:n_valid], "test": iid[n_valid:n_valid + n_test],
-            "compositional": compositional}
+            "compositional": compositional,
+            "cross_construction": _cross_construction(seed, n_cross, seen)}
+
+
+def _cross_construction(seed: int, size: int, seen: set[str]) -> list[Example]:
+    """`size` sentences of BALANCED derivations, each with one held-out feature pair (the pairs
+    in turn, its label) and no held-out combination."""
+    rng = random.Random(f"cross-construction {seed}")
+    pairs = sorted(HELD_OUT_FEATURE_PAIRS)
+    examples, misses = [], _Misses()
+    while len(examples) < size:
+        pair = pairs[len(examples) % len(pairs)]
+        sentence = derive(rng, BALANCED)
+        fits = (feature_pairs(sentence) & HELD_OUT_FEATURE_PAIRS == {pair}
+                and not held_out_combinations(sentence))
+        misses.count(fits and _add(examples, sentence, pair, seen))
+    return examples
+
+
+def _add(pool: list[Example], sentence: Sentence, phenomenon: str, seen: set[str]) -> bool:
+    """Append `sentence` to `pool` unless its source is in `seen`; whether it was added."""
+    source = detokenize(english(sentence))
+    if source in seen:
+        return False
+    seen.add(source)
+    pool.append(Example(source, detokenize(spanish(sentence)), phenomenon))
+    return True
+
+
+class _Misses:
+    """Counts draws in a row that added nothing, and gives up after _MAX_MISSES."""
+
+    def __init__(self):
+        self.in_a_row = 0
+
+    def count(self, added: bool):
+        self.in_a_row = 0 if added else self.in_a_row + 1
+        if self.in_a_row == _MAX_MISSES:
+            raise ValueError("the grammar ran out of distinct sentences; ask for fewer")
