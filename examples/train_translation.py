@@ -20,7 +20,8 @@ FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": 
          "n_encoder_layers": "--layers", "n_decoder_layers": "--layers", "d_ff": "--d-ff",
          "dropout": "--dropout", "norm_first": "--norm-first", "steps": "--steps",
          "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
-         "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed"}
+         "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed",
+         "subword": "--subword"}
 
 # Defaults of the training flags (those of a new run; a resumed run keeps its own).
 TRAINING_DEFAULTS = {"batch_size": 64, "warmup_steps": 400, "lr_factor": 1.0,
@@ -42,6 +43,10 @@ def parse_arguments(argv=None):
     run.add_argument("--overwrite", action="store_true",
                      help="replace the run in --out (once every flag has been checked)")
     parser.add_argument("--device", type=cli.device, default="cpu", help="cpu | cuda | cuda:N")
+    parser.add_argument("--subword", type=cli.positive_int, metavar="PIECES",
+                        help="subword vocabulary: a SentencePiece model of at most PIECES "
+                             "pieces per language, trained on the train split (default: "
+                             "word-level)")
     model = parser.add_argument_group("model (defaults: transformer.pipeline.MAIN_JOB_MODEL)")
     model.add_argument("--d-model", type=cli.positive_int)
     model.add_argument("--heads", type=cli.positive_int)
@@ -93,6 +98,7 @@ def main(argv=None):
         metrics = train_translation(
             args.task, args.out or f"runs/{args.task or 'toy-en-es'}", data=args.data,
             resume=args.resume, overwrite=args.overwrite, device=args.device,
+            subword=args.subword,
             model_options=given(d_model=args.d_model, n_heads=args.heads,
                                 n_encoder_layers=args.layers, n_decoder_layers=args.layers,
                                 d_ff=args.d_ff, dropout=args.dropout,

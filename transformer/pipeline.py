@@ -8,7 +8,7 @@ import minigrad as mg
 from minigrad.errors import ConfigError
 
 from .config import TransformerConfig
-from .data import Vocab, load_task, tokenize
+from .data import WORDS, Vocab, load_task
 from .data.batching import BatchIterator, encode_pairs
 from .evaluation import evaluate
 from .model import Transformer
@@ -44,28 +44,52 @@ MAIN_JOB_MODEL = {"d_model": 64, "n_heads": 4, "n_encoder_layers": 2, "n_decoder
                   "d_ff": 256, "dropout": 0.1}
 
 
-def build_vocab(splits):
-    """The joint vocabulary of a task, from the source and target tokens of its train split;
-    it knows which tokens it saw on the source side."""
-    sources = [tokenize(e.src) for e in splits["train"]]
-    return Vocab.build(sources + [tokenize(e.tgt) for e in splits["train"]],
-                       source_token_lists=sources)
+def build_tokenizer(splits, subword=None):
+    """The word-level tokenizer, or with `subword` (pieces per language) a SentencePiece
+    model for each side trained on the train split."""
+    if subword is None:
+        return WORDS
+    from .data.subword import SubwordTokenizer
+
+    train = splits["train"]
+    try:
+        return SubwordTokenizer.train((e.src for e in train), (e.tgt for e in train), subword)
+    except ValueError as error:
+        raise ConfigError(f"--subword {subword}: {error}") from None
 
 
-def build_model_config(vocab, splits, model_options=None):
+def build_vocab(splits, tokenizer=WORDS):
+    """The joint vocabulary of a task, from the source and target tokens of its train split
+    (and, for subwords, every piece of both models); it knows which tokens it saw on the
+    source side."""
+    sources = [tokenizer.source(e.src) for e in splits["train"]]
+    targets = [tokenizer.target(e.tgt) for e in splits["train"]]
+    if tokenizer.kind == "subword":
+        sources.append(tokenizer.pieces("source"))
+        targets.append(tokenizer.pieces("target"))
+    return Vocab.build(sources + targets, source_token_lists=sources)
+
+
+def unknown_rate(examples, vocab, tokenizer=WORDS):
+    """The share of the tokens of `examples` (both sides) that `vocab` reads as <unk>."""
+    tokens = [t for e in examples for t in tokenizer.source(e.src) + tokenizer.target(e.tgt)]
+    return sum(t not in vocab for t in tokens) / max(len(tokens), 1)
+
+
+def build_model_config(vocab, splits, model_options=None, tokenizer=WORDS):
     """The TransformerConfig of a run on `splits`: one joint vocabulary with shared embeddings,
     max_len fitting the longest pair, the main job's sizes (MAIN_JOB_MODEL), then
     `model_options` (TransformerConfig fields) on top."""
-    longest = max(len(tokenize(e.src)) + len(tokenize(e.tgt)) for s in splits.values()
-                  for e in s)
+    longest = max(len(tokenizer.source(e.src)) + len(tokenizer.target(e.tgt))
+                  for s in splits.values() for e in s)
     return TransformerConfig(len(vocab), len(vocab), **{
         "share_embeddings": True, "max_len": max(64, 2 * longest + 16), **MAIN_JOB_MODEL,
         **(model_options or {})})
 
 
 def fresh_setup(task="toy-en-es", model_options=None, seed=0, data=None):
-    """(vocab, model config) of a new run of `task`, as train_translation builds them (model
-    options default to the main job's, MAIN_JOB_MODEL); no model, no folder."""
+    """(vocab, model config) of a new word-level run of `task`, as train_translation builds
+    them (model options default to the main job's, MAIN_JOB_MODEL); no model, no folder."""
     splits = load_splits(task, data, seed)
     vocab = build_vocab(splits)
     return vocab, build_model_config(vocab, splits, model_options)
@@ -88,10 +112,13 @@ def load_splits(task, data=None, seed=0):
 
 
 def train_translation(task, out, model_options=None, training_options=None, data=None,
-                      resume=False, overwrite=False, device=None, showcase=SHOWCASE):
+                      resume=False, overwrite=False, device=None, showcase=SHOWCASE,
+                      subword=None):
     """Train on `task` (None: toy-en-es, or with `resume` the run's own) into run folder
     `out`, then evaluate the best checkpoint on every held-out split. Returns the final
-    metrics (also metrics.json), or None when training was interrupted.
+    metrics (also metrics.json), or None when training was interrupted. `subword` (pieces
+    per language) trains SentencePiece models on the train split instead of the word-level
+    tokenizer; they are saved in the run folder.
 
     A folder that already holds a run is refused (ConfigError) unless `resume` (continue it:
     its saved configuration holds, and options given that differ from it raise
@@ -103,23 +130,25 @@ def train_translation(task, out, model_options=None, training_options=None, data
         mg.set_default_device(device)
     if resume:
         task, data, model_config, training_config = resumed_configuration(
-            folder, task, data, model_options, training_options)
+            folder, task, data, model_options, training_options, subword)
     else:
         folder.check_new_run(overwrite)
         task = task or "toy-en-es"
         training_config = TrainingConfig(**(training_options or {}))
     splits = load_splits(task, data, training_config.seed)
     if resume:
-        vocab = folder.vocab()
+        vocab, tokenizer = folder.vocab(), folder.tokenizer()
     else:
-        vocab = build_vocab(splits)
-        model_config = build_model_config(vocab, splits, model_options)
+        tokenizer = build_tokenizer(splits, subword)
+        vocab = build_vocab(splits, tokenizer)
+        model_config = build_model_config(vocab, splits, model_options, tokenizer)
 
     mg.manual_seed(training_config.seed)
     model = Transformer(model_config)
-    batches = BatchIterator(encode_pairs(splits["train"], vocab), vocab,
+    batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
                             training_config.batch_size, seed=training_config.seed)
-    trainer = Trainer(model, batches, splits["valid"], vocab, training_config, out=out)
+    trainer = Trainer(model, batches, splits["valid"], vocab, training_config, out=out,
+                      tokenizer=tokenizer)
     if resume:
         state = folder.read_checkpoint("last", model_config, vocab, device=model.device)
         if state["step"] >= training_config.steps and folder.file("metrics.json").exists():
@@ -132,10 +161,15 @@ def train_translation(task, out, model_options=None, training_options=None, data
     else:
         def write_first_state(staging):
             data_file = None if data is None else str(Path(data).resolve())
+            described = tokenizer.describe()
+            if subword is not None:
+                described["size"] = subword
             staging.write_json("config.json", {"task": {"name": task, "data": data_file},
+                                               "tokenizer": described,
                                                "model": model_config.to_dict(),
                                                "training": asdict(training_config)})
             vocab.save(staging.file("vocab.json"))
+            staging.write_tokenizer(tokenizer)
             staging.file("metrics.jsonl").touch()
             mg.save(trainer.state_dict(), staging.checkpoint("last"))
 
@@ -147,10 +181,11 @@ def train_translation(task, out, model_options=None, training_options=None, data
         f"{trainer.best[0]:.4f})"
     print(f"trained {trainer.step} steps in {trainer.train_seconds:.0f} s (wall "
           f"{trainer.wall_seconds:.0f} s){best}")
-    return final_report(folder, splits, trainer.train_seconds, showcase, trainer.best_step)
+    return final_report(folder, splits, trainer.train_seconds,
+                        showcase if task == "toy-en-es" else (), trainer.best_step)
 
 
-def resumed_configuration(folder, task, data, model_options, training_options):
+def resumed_configuration(folder, task, data, model_options, training_options, subword=None):
     """(task, data, model config, training config) of the run in `folder`, with the
     RESUMABLE_OPTIONS of `training_options`; ResumeConflict for any other option given with
     a value other than the run's."""
@@ -165,6 +200,9 @@ def resumed_configuration(folder, task, data, model_options, training_options):
         conflicts.append(("task", task, saved_task.get("name")))
     if data is not None and str(Path(data).resolve()) != saved_task.get("data"):
         conflicts.append(("data", str(data), saved_task.get("data")))
+    saved_subword = saved.get("tokenizer", {}).get("size")
+    if subword is not None and subword != saved_subword:
+        conflicts.append(("subword", subword, saved_subword))
     for name, value in (model_options or {}).items():
         if getattr(model_config, name) != value:
             conflicts.append((name, value, getattr(model_config, name)))
@@ -182,28 +220,31 @@ def resumed_configuration(folder, task, data, model_options, training_options):
 
 def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
     """Evaluate best.npz on the test and compositional splits; write and return metrics.json."""
-    model, vocab = folder.load_model("best"), folder.vocab()
+    model, vocab, tokenizer = folder.load_model("best"), folder.vocab(), folder.tokenizer()
     metrics = {"train_seconds": round(train_seconds, 1), "best_step": best_step}
     for split in ("test", "compositional"):
         if split not in splits or not splits[split]:
             continue
-        result = evaluate(model, splits[split], vocab)
-        metrics[f"{split}_exact_match"] = result["exact_match"]
-        metrics[f"{split}_bleu"] = result["bleu"]
-        metrics[f"{split}_token_accuracy"] = result["token_accuracy"]
+        result = evaluate(model, splits[split], vocab, tokenizer=tokenizer)
+        result["unknown_rate"] = unknown_rate(splits[split], vocab, tokenizer)
+        for name in ("exact_match", "bleu", "chrf", "token_accuracy", "unknown_rate"):
+            metrics[f"{split}_{name}"] = result[name]
         if split == "test":
             metrics["phenomena"] = result["phenomena"]
+        unknown = f"  unknown tokens {result['unknown_rate']:.2%}" if result["unknown_rate"] \
+            else ""
         print(f"{split:>13}: exact match {result['exact_match']:.4f}  "
-              f"BLEU {result['bleu']:.2f}  token accuracy {result['token_accuracy']:.4f}")
+              f"BLEU {result['bleu']:.2f}  token accuracy {result['token_accuracy']:.4f}"
+              f"{unknown}")
     if "phenomena" in metrics:
         for name, value in metrics["phenomena"].items():
             print(f"    {name:<18} exact match {value:.4f}")
     folder.write_json("metrics.json", metrics)
-    known = [s for s in showcase if not vocab.unknown(tokenize(s))]
+    known = [s for s in showcase if not vocab.unknown(tokenizer.source(s))]
     if known:
         from .translator import Translator
 
-        translator = Translator(model, vocab)
+        translator = Translator(model, vocab, tokenizer)
         for sentence, translation in zip(known, translator.translate(known)):
             print(f"  {sentence}  ->  {translation}")
     return metrics

@@ -18,6 +18,7 @@ from minigrad.errors import ConfigError
 from minigrad.nn import functional as F
 from minigrad.optim import Adam, NoamSchedule, clip_grad_norm_
 
+from .data.tokenizer import WORDS
 from .evaluation import evaluate
 from .run_folder import RunFolder
 
@@ -96,11 +97,13 @@ class NonFiniteLossError(FloatingPointError):
 
 
 class Trainer:
-    """Trains `model` on batches from `data` (a BatchIterator), validating on `valid` examples,
-    writing the run folder `out` (optional)."""
+    """Trains `model` on batches from `data` (a BatchIterator), validating on `valid` examples
+    (split into tokens by `tokenizer`), writing the run folder `out` (optional)."""
 
-    def __init__(self, model, data, valid, vocab, config, out=None, callbacks=()):
+    def __init__(self, model, data, valid, vocab, config, out=None, callbacks=(),
+                 tokenizer=WORDS):
         self.model, self.data, self.valid, self.vocab = model, data, valid, vocab
+        self.tokenizer = tokenizer
         self.config = config
         self.folder = RunFolder(out) if out is not None else None  # made at the first write
         self.callbacks = list(callbacks)
@@ -239,7 +242,7 @@ class Trainer:
     def validate(self):
         """Validation metrics on (the first `eval_examples` of) the valid split; keeps best.npz."""
         record = evaluate(self.model, self.valid[:self.config.eval_examples], self.vocab,
-                          device=self.model.device)
+                          device=self.model.device, tokenizer=self.tokenizer)
         record.update(step=self.step, epoch=self.data.epoch, split="valid",
                       time_s=round(self.train_seconds, 3))
         score = (record["exact_match"], -record["loss"])

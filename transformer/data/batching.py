@@ -8,7 +8,7 @@ import numpy as np
 import minigrad as mg
 
 from ..masks import causal_mask, padding_mask
-from .tokenizer import tokenize
+from .tokenizer import WORDS
 
 
 @dataclass
@@ -26,9 +26,11 @@ class Batch:
     rows: list
 
 
-def encode_pairs(examples, vocab):
-    """Examples -> list of (source ids, target ids) without BOS/EOS."""
-    return [(vocab.encode(tokenize(e.src)), vocab.encode(tokenize(e.tgt))) for e in examples]
+def encode_pairs(examples, vocab, tokenizer=WORDS):
+    """Examples -> list of (source ids, target ids) without BOS/EOS, split into tokens by
+    `tokenizer` (word-level by default, or a SubwordTokenizer)."""
+    return [(vocab.encode(tokenizer.source(e.src)), vocab.encode(tokenizer.target(e.tgt)))
+            for e in examples]
 
 
 def _pad(sequences, pad_id):
