@@ -1,5 +1,6 @@
-"""Evaluation: teacher-forced loss and token accuracy, decoded exact match, corpus BLEU
-(sacrebleu over our tokens), overall and per grammar phenomenon."""
+"""Evaluation: teacher-forced loss and token accuracy; decoded exact match, corpus BLEU and
+chrF (sacrebleu on the detokenised text against the examples' own target text), overall and
+per grammar phenomenon."""
 
 import math
 from collections import defaultdict
@@ -8,18 +9,27 @@ import minigrad as mg
 from minigrad.nn import functional as F
 
 from .data.batching import batches_in_order, encode_pairs
+from .data.tokenizer import WORDS
 from .decoding import beam_search, greedy_decode
 
 
-def corpus_bleu(hypotheses, references):
-    """Corpus BLEU (0-100) of token lists, by sacrebleu with tokenize="none" (our tokens are
-    already split)."""
+def corpus_scores(hypotheses, references):
+    """{"bleu", "chrf"} (0-100) of plain-text translations against one reference each, by
+    sacrebleu with its standard settings (BLEU's 13a tokenization), case-insensitive: the
+    word-level vocabulary lower-cases, so that word-level and subword runs compare."""
     try:
         import sacrebleu
     except ImportError as error:
         raise ImportError("BLEU needs sacrebleu: pip install -e '.[examples]'") from error
-    return sacrebleu.corpus_bleu([" ".join(h) for h in hypotheses],
-                                 [[" ".join(r) for r in references]], tokenize="none").score
+    metrics = {"bleu": sacrebleu.metrics.BLEU(lowercase=True),
+               "chrf": sacrebleu.metrics.CHRF(lowercase=True)}
+    return {name: metric.corpus_score(hypotheses, [references]).score
+            for name, metric in metrics.items()}
+
+
+def same_text(hypothesis, reference):
+    """Exact match of two texts, case and spacing aside."""
+    return hypothesis.lower().split() == reference.lower().split()
 
 
 def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None):
@@ -39,12 +49,14 @@ def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None):
 
 
 def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
-             decode=True):
-    """Metrics of `model` on `examples`: loss, token_accuracy (teacher forced), and when
-    `decode`: exact_match, bleu, phenomena {name: exact match}, max_length_ratio (the longest
-    output over its reference's length, in tokens). The model is put in eval mode."""
+             decode=True, tokenizer=WORDS):
+    """Metrics of `model` on `examples` (split into tokens by `tokenizer`): loss,
+    token_accuracy (teacher forced), and when `decode`: exact_match, bleu, chrf and phenomena
+    {name: exact match} of the detokenised output against each example's target text, and
+    max_length_ratio (the longest output over its reference's length, in tokens). The model
+    is put in eval mode."""
     model.eval()
-    pairs = encode_pairs(examples, vocab)
+    pairs = encode_pairs(examples, vocab, tokenizer)
     total_loss, correct, tokens = 0.0, 0, 0
     predictions = [None] * len(pairs)
     with mg.no_grad():
@@ -64,22 +76,24 @@ def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
     metrics = {"loss": total_loss / max(tokens, 1),
                "token_accuracy": correct / max(tokens, 1)}
     if decode:
-        metrics.update(_decoded_metrics(examples, pairs, predictions, vocab))
+        metrics.update(_decoded_metrics(examples, predictions, vocab, tokenizer))
     return metrics
 
 
-def _decoded_metrics(examples, pairs, predictions, vocab):
+def _decoded_metrics(examples, predictions, vocab, tokenizer):
+    hypotheses = [tokenizer.detokenize(vocab.decode(p)) for p in predictions]
+    references = [e.tgt for e in examples]
     hits, per_phenomenon = [], defaultdict(list)
-    for example, (_, target), predicted in zip(examples, pairs, predictions):
-        hit = predicted == target
+    for example, hypothesis in zip(examples, hypotheses):
+        hit = same_text(hypothesis, example.tgt)
         hits.append(hit)
         per_phenomenon[example.phenomenon].append(hit)
-    references = [vocab.decode(target) for _, target in pairs]
-    hypotheses = [vocab.decode(p) for p in predictions]
-    ratios = [len(p) / max(len(target), 1) for (_, target), p in zip(pairs, predictions)]
+    ratios = [len(p) / max(len(tokenizer.target(e.tgt)), 1)
+              for e, p in zip(examples, predictions)]
+    scores = corpus_scores(hypotheses, references) if hits else {"bleu": math.nan,
+                                                                 "chrf": math.nan}
     return {
-        "exact_match": sum(hits) / max(len(hits), 1),
-        "bleu": corpus_bleu(hypotheses, references) if hits else math.nan,
+        "exact_match": sum(hits) / max(len(hits), 1), **scores,
         "phenomena": {name: sum(h) / len(h) for name, h in sorted(per_phenomenon.items())},
         "max_length_ratio": max(ratios, default=math.nan),
     }

@@ -1,7 +1,9 @@
 """The main job as one function: data -> vocabulary -> model -> Trainer -> final evaluation,
 leaving a complete run folder. The example scripts only parse flags and call this."""
 
+import base64
 import tempfile
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
@@ -10,7 +12,7 @@ from minigrad.distributed import SingleProcess
 from minigrad.errors import ConfigError
 
 from .config import TransformerConfig
-from .data import Vocab, load_task, tokenize
+from .data import WORDS, Vocab, load_task
 from .data.batching import BatchIterator, encode_pairs
 from .evaluation import evaluate
 from .model import Transformer
@@ -46,40 +48,70 @@ MAIN_JOB_MODEL = {"d_model": 64, "n_heads": 4, "n_encoder_layers": 2, "n_decoder
                   "d_ff": 256, "dropout": 0.1}
 
 
-def build_vocab(splits):
-    """The joint vocabulary of a task, from the source and target tokens of its train split;
-    it knows which tokens it saw on the source side."""
-    sources = [tokenize(e.src) for e in splits["train"]]
-    return Vocab.build(sources + [tokenize(e.tgt) for e in splits["train"]],
-                       source_token_lists=sources)
+def build_tokenizer(splits, subword=None):
+    """The word-level tokenizer, or with `subword` (pieces per language) a SentencePiece
+    model for each side trained on the train split."""
+    if subword is None:
+        return WORDS
+    from .data.subword import SubwordTokenizer
+
+    train = splits["train"]
+    try:
+        return SubwordTokenizer.train((e.src for e in train), (e.tgt for e in train), subword)
+    except ValueError as error:
+        raise ConfigError(f"--subword {subword}: {error}") from None
 
 
-def build_model_config(vocab, splits, model_options=None):
+def build_vocab(splits, tokenizer=WORDS):
+    """The joint vocabulary of a task, from the source and target tokens of its train split
+    (and, for subwords, every piece of both models); it knows which tokens it saw on the
+    source side."""
+    counts, source = Counter(), Counter()
+    for example in splits["train"]:  # one pass: a corpus file's train split is read from it
+        source.update(tokenizer.source(example.src))
+        counts.update(tokenizer.target(example.tgt))
+    if tokenizer.kind == "subword":
+        source.update(tokenizer.pieces("source"))
+        counts.update(tokenizer.pieces("target"))
+    counts.update(source)
+    return Vocab.from_counts(counts, source_tokens=source)
+
+
+def unknown_rate(examples, vocab, tokenizer=WORDS):
+    """The share of the tokens of `examples` (both sides) that `vocab` reads as <unk>."""
+    tokens = [t for e in examples for t in tokenizer.source(e.src) + tokenizer.target(e.tgt)]
+    return sum(t not in vocab for t in tokens) / max(len(tokens), 1)
+
+
+def build_model_config(vocab, splits, model_options=None, tokenizer=WORDS):
     """The TransformerConfig of a run on `splits`: one joint vocabulary with shared embeddings,
     max_len fitting the longest pair, the main job's sizes (MAIN_JOB_MODEL), then
     `model_options` (TransformerConfig fields) on top."""
-    longest = max(len(tokenize(e.src)) + len(tokenize(e.tgt)) for s in splits.values()
-                  for e in s)
+    longest = max(len(tokenizer.source(e.src)) + len(tokenizer.target(e.tgt))
+                  for s in splits.values() for e in s)
     return TransformerConfig(len(vocab), len(vocab), **{
         "share_embeddings": True, "max_len": max(64, 2 * longest + 16), **MAIN_JOB_MODEL,
         **(model_options or {})})
 
 
 def fresh_setup(task="toy-en-es", model_options=None, seed=0, data=None):
-    """(vocab, model config) of a new run of `task`, as train_translation builds them (model
-    options default to the main job's, MAIN_JOB_MODEL); no model, no folder."""
+    """(vocab, model config) of a new word-level run of `task`, as train_translation builds
+    them (model options default to the main job's, MAIN_JOB_MODEL); no model, no folder."""
     splits = load_splits(task, data, seed)
     vocab = build_vocab(splits)
     return vocab, build_model_config(vocab, splits, model_options)
 
 
-def load_splits(task, data=None, seed=0):
+def load_splits(task, data=None, seed=0, skip_bad_lines=False):
     """The splits of `task`, or ConfigError (one line, naming the data file) when its data
-    cannot be read or is too small to train and validate on."""
+    cannot be read or is too small to train and validate on. What a corpus file's reader left
+    out (bad lines with `skip_bad_lines`, duplicates) is printed."""
     try:
-        splits = load_task(task, data=data, seed=seed)
+        splits = load_task(task, data=data, seed=seed, skip_bad_lines=skip_bad_lines)
     except (OSError, ValueError) as error:
         raise ConfigError(" ".join(str(error).split())) from None
+    for note in getattr(splits["train"], "notes", list)():
+        print(note)
     sizes = {name: len(splits.get(name, ())) for name in ("train", "valid", "test")}
     if not all(sizes.values()):
         source = f"data file {data}" if data is not None else f"task {task}"
@@ -91,10 +123,13 @@ def load_splits(task, data=None, seed=0):
 
 def train_translation(task, out, model_options=None, training_options=None, data=None,
                       resume=False, overwrite=False, device=None, showcase=SHOWCASE,
-                      communicator=None):
+                      subword=None, skip_bad_lines=False, communicator=None):
     """Train on `task` (None: toy-en-es, or with `resume` the run's own) into run folder
     `out`, then evaluate the best checkpoint on every held-out split. Returns the final
-    metrics (also metrics.json), or None when training was interrupted.
+    metrics (also metrics.json), or None when training was interrupted. `subword` (pieces
+    per language) trains SentencePiece models on the train split instead of the word-level
+    tokenizer; they are saved in the run folder. `skip_bad_lines` leaves out the bad lines of
+    a pairs file instead of refusing it (a resumed run keeps its own choice).
 
     A folder that already holds a run is refused (ConfigError) unless `resume` (continue it:
     its saved configuration holds, and options given that differ from it raise
@@ -113,28 +148,29 @@ def train_translation(task, out, model_options=None, training_options=None, data
         mg.set_default_device(device)
     if resume:
         saved = communicator.broadcast_object(
-            _saved_run(folder, task, data, model_options, training_options) if chief else None,
-            what="the broadcast of the run's configuration")
-        task, data = saved["task"], saved["data"]
+            _saved_run(folder, task, data, model_options, training_options, subword)
+            if chief else None, what="the broadcast of the run's configuration")
+        task, data, skip_bad_lines = saved["task"], saved["data"], saved["skip_bad_lines"]
         model_config = TransformerConfig.from_dict(saved["model"])
         training_config = TrainingConfig.from_dict(saved["training"])
-        vocab = Vocab.from_record(saved["vocab"])
+        vocab, tokenizer = Vocab.from_record(saved["vocab"]), _tokenizer(saved["tokenizer"])
     else:
         if chief:
             folder.check_new_run(overwrite)
         task = task or "toy-en-es"
         training_config = TrainingConfig(**(training_options or {}))
-    splits = load_splits(task, data, training_config.seed)
+    splits = load_splits(task, data, training_config.seed, skip_bad_lines)
     if not resume:
-        vocab = build_vocab(splits)
-        model_config = build_model_config(vocab, splits, model_options)
+        tokenizer = build_tokenizer(splits, subword)
+        vocab = build_vocab(splits, tokenizer)
+        model_config = build_model_config(vocab, splits, model_options, tokenizer)
 
     mg.manual_seed(training_config.seed)
     model = Transformer(model_config)
-    batches = BatchIterator(encode_pairs(splits["train"], vocab), vocab,
+    batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
                             training_config.batch_size, seed=training_config.seed)
     trainer = Trainer(model, batches, splits["valid"], vocab, training_config, out=out,
-                      communicator=communicator)
+                      tokenizer=tokenizer, communicator=communicator)
     if resume:
         state = _last_checkpoint(folder, model_config, vocab, model.device, communicator)
         if saved["finished"]:
@@ -150,10 +186,16 @@ def train_translation(task, out, model_options=None, training_options=None, data
     elif chief:
         def write_first_state(staging):
             data_file = None if data is None else str(Path(data).resolve())
-            staging.write_json("config.json", {"task": {"name": task, "data": data_file},
+            described = tokenizer.describe()
+            if subword is not None:
+                described["size"] = subword
+            staging.write_json("config.json", {"task": {"name": task, "data": data_file,
+                                                        "skip_bad_lines": skip_bad_lines},
+                                               "tokenizer": described,
                                                "model": model_config.to_dict(),
                                                "training": asdict(training_config)})
             vocab.save(staging.file("vocab.json"))
+            staging.write_tokenizer(tokenizer)
             staging.file("metrics.jsonl").touch()
             mg.save(trainer.state_dict(), staging.checkpoint("last"))
 
@@ -167,19 +209,36 @@ def train_translation(task, out, model_options=None, training_options=None, data
         f"{trainer.best[0]:.4f})"
     print(f"trained {trainer.step} steps in {trainer.train_seconds:.0f} s (wall "
           f"{trainer.wall_seconds:.0f} s){best}")
-    return final_report(folder, splits, trainer.train_seconds, showcase, trainer.best_step)
+    return final_report(folder, splits, trainer.train_seconds,
+                        showcase if task == "toy-en-es" else (), trainer.best_step)
 
 
-def _saved_run(folder, task, data, model_options, training_options):
+def _saved_run(folder, task, data, model_options, training_options, subword):
     """What a resumed run needs from its folder, as JSON: its configuration (with the
-    RESUMABLE_OPTIONS given), its vocabulary, and whether it has finished."""
+    RESUMABLE_OPTIONS given), vocabulary and tokenizer, and whether it has finished."""
     task, data, model_config, training_config = resumed_configuration(
-        folder, task, data, model_options, training_options)
-    state = folder.read_checkpoint("last", model_config, folder.vocab())
-    return {"task": task, "data": data, "model": model_config.to_dict(),
-            "training": asdict(training_config), "vocab": folder.vocab().to_record(),
+        folder, task, data, model_options, training_options, subword)
+    vocab, tokenizer = folder.vocab(), folder.tokenizer()
+    state = folder.read_checkpoint("last", model_config, vocab)
+    models = getattr(tokenizer, "models", None)  # a subword run's SentencePiece models
+    return {"task": task, "data": data,
+            "skip_bad_lines": folder.config()["task"].get("skip_bad_lines", False),
+            "model": model_config.to_dict(), "training": asdict(training_config),
+            "vocab": vocab.to_record(),
+            "tokenizer": None if models is None else
+            {side: base64.b64encode(model).decode("ascii") for side, model in models.items()},
             "finished": state["step"] >= training_config.steps
             and folder.file("metrics.json").exists()}
+
+
+def _tokenizer(models):
+    """The tokenizer of `_saved_run`'s record: word-level, or the two SentencePiece models."""
+    if models is None:
+        return WORDS
+    from .data.subword import SubwordTokenizer
+
+    return SubwordTokenizer(base64.b64decode(models["source"]),
+                            base64.b64decode(models["target"]))
 
 
 def _last_checkpoint(folder, model_config, vocab, device, communicator):
@@ -196,7 +255,7 @@ def _last_checkpoint(folder, model_config, vocab, device, communicator):
         return mg.load(copy, device=device)
 
 
-def resumed_configuration(folder, task, data, model_options, training_options):
+def resumed_configuration(folder, task, data, model_options, training_options, subword=None):
     """(task, data, model config, training config) of the run in `folder`, with the
     RESUMABLE_OPTIONS of `training_options`; ResumeConflict for any other option given with
     a value other than the run's."""
@@ -211,6 +270,9 @@ def resumed_configuration(folder, task, data, model_options, training_options):
         conflicts.append(("task", task, saved_task.get("name")))
     if data is not None and str(Path(data).resolve()) != saved_task.get("data"):
         conflicts.append(("data", str(data), saved_task.get("data")))
+    saved_subword = saved.get("tokenizer", {}).get("size")
+    if subword is not None and subword != saved_subword:
+        conflicts.append(("subword", subword, saved_subword))
     for name, value in (model_options or {}).items():
         if getattr(model_config, name) != value:
             conflicts.append((name, value, getattr(model_config, name)))
@@ -229,30 +291,34 @@ def resumed_configuration(folder, task, data, model_options, training_options):
 def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
     """Evaluate best.npz on the test, compositional and cross-construction splits (that one
     also per held-out feature pair); write and return metrics.json."""
-    model, vocab = folder.load_model("best"), folder.vocab()
+    model, vocab, tokenizer = folder.load_model("best"), folder.vocab(), folder.tokenizer()
     metrics = {"train_seconds": round(train_seconds, 1), "best_step": best_step}
     for split in ("test", "compositional", "cross_construction"):
         if split not in splits or not splits[split]:
             continue
-        result = evaluate(model, splits[split], vocab)
-        for name in ("exact_match", "bleu", "token_accuracy", "max_length_ratio"):
+        result = evaluate(model, splits[split], vocab, tokenizer=tokenizer)
+        result["unknown_rate"] = unknown_rate(splits[split], vocab, tokenizer)
+        for name in ("exact_match", "bleu", "chrf", "token_accuracy", "max_length_ratio",
+                     "unknown_rate"):
             metrics[f"{split}_{name}"] = result[name]
         if split == "test":
             metrics["phenomena"] = result["phenomena"]
         if split == "cross_construction":
             metrics["cross_construction_pairs"] = result["phenomena"]
+        unknown = f"  unknown tokens {result['unknown_rate']:.2%}" if result["unknown_rate"] \
+            else ""
         print(f"{split:>18}: exact match {result['exact_match']:.4f}  "
               f"BLEU {result['bleu']:.2f}  token accuracy {result['token_accuracy']:.4f}  "
-              f"longest output {result['max_length_ratio']:.2f}x its reference")
+              f"longest output {result['max_length_ratio']:.2f}x its reference{unknown}")
     for name, value in {**metrics.get("phenomena", {}),
                         **metrics.get("cross_construction_pairs", {})}.items():
         print(f"    {name:<36} exact match {value:.4f}")
     folder.write_json("metrics.json", metrics)
-    known = [s for s in showcase if not vocab.unknown(tokenize(s))]
+    known = [s for s in showcase if not vocab.unknown(tokenizer.source(s))]
     if known:
         from .translator import Translator
 
-        translator = Translator(model, vocab)
+        translator = Translator(model, vocab, tokenizer)
         for sentence, translation in zip(known, translator.translate(known)):
             print(f"  {sentence}  ->  {translation}")
     return metrics

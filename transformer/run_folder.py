@@ -19,12 +19,15 @@ import minigrad as mg
 from minigrad.errors import CheckpointError, ConfigError
 
 from .config import TransformerConfig
+from .data.tokenizer import WORDS
 from .data.vocab import Vocab
 from .model import Transformer
 
-# The files a run writes; a folder holding any other file is not replaced.
+# The files a run writes; a folder holding any other file is not replaced. A subword run also
+# has its two SentencePiece models, TOKENIZER_FILES.
+TOKENIZER_FILES = {"source": "tokenizer-source.model", "target": "tokenizer-target.model"}
 RUN_FILES = ("config.json", "vocab.json", "last.npz", "best.npz", "metrics.jsonl",
-             "metrics.json")
+             "metrics.json", *TOKENIZER_FILES.values())
 
 
 class RunFolder:
@@ -159,6 +162,42 @@ class RunFolder:
 
     def vocab(self):
         return Vocab.load(self.file("vocab.json"))
+
+    def write_tokenizer(self, tokenizer):
+        """The subword models beside the vocabulary (a word-level run has no files)."""
+        for side, name in TOKENIZER_FILES.items() if tokenizer.kind == "subword" else ():
+            temporary = self.file(name + ".tmp")
+            temporary.write_bytes(tokenizer.models[side])
+            os.replace(temporary, self.file(name))
+
+    def tokenizer(self):
+        """The run's tokenizer: as config.json's `tokenizer` says (word-level for runs from
+        before subword vocabularies), its models checked against the digest recorded there."""
+        described = self.config().get("tokenizer", {"kind": "word"})
+        kind = described.get("kind") if isinstance(described, dict) else None
+        if kind == "word":
+            return WORDS
+        if kind != "subword":
+            raise CheckpointError(f"{self.file('config.json')}: unknown tokenizer "
+                                  f"{described!r} (expected kind 'word' or 'subword')")
+        from .data.subword import SubwordTokenizer
+
+        paths = {side: self.file(name) for side, name in TOKENIZER_FILES.items()}
+        missing = [str(path) for path in paths.values() if not path.exists()]
+        if missing:
+            raise CheckpointError(f"{', '.join(missing)} missing: {self.path} is a subword "
+                                  "run and needs both tokenizer models")
+        try:
+            tokenizer = SubwordTokenizer(*(paths[side].read_bytes() for side in ("source",
+                                                                                "target")))
+        except ValueError as error:
+            raise CheckpointError(f"{self.path}: {error}") from None
+        if tokenizer.digest() != described.get("digest"):
+            raise CheckpointError(
+                f"the tokenizer models in {self.path} (digest {tokenizer.digest()}) are not "
+                f"the run's ({described.get('digest')} in config.json); the files of "
+                f"{self.path} do not belong together")
+        return tokenizer
 
     def read_checkpoint(self, which, model_config, vocab, device=None):
         """The state in `which`.npz, after checking that it was trained with `model_config`

@@ -22,6 +22,7 @@ from minigrad.nn import functional as F
 from minigrad.optim import Adam, NoamSchedule, clip_grad_norm_
 
 from .data.batching import Batch
+from .data.tokenizer import WORDS
 from .evaluation import evaluate
 from .run_folder import RunFolder
 
@@ -110,18 +111,19 @@ class NonFiniteLossError(FloatingPointError):
 
 
 class Trainer:
-    """Trains `model` on batches from `data` (a BatchIterator), validating on `valid` examples,
-    writing the run folder `out` (optional).
+    """Trains `model` on batches from `data` (a BatchIterator), validating on `valid` examples
+    (split into tokens by `tokenizer`), writing the run folder `out` (optional).
 
     With a `communicator` of several ranks (minigrad.distributed) every rank trains a replica:
-    it takes its shards of each global batch, the gradients are summed over the ranks, and one
-    small collective per step agrees on the loss and on stopping (a non-finite loss, Ctrl-C
-    on any rank, the time limit), so that every rank stops after the same step. Rank 0 alone
-    logs, validates, shows progress and writes the run folder (docs/distributed.md)."""
+    it takes its shards of each global batch, the gradients are summed over the ranks, and at
+    each read step (`reads_at`) one small collective agrees on the loss and on stopping
+    (Ctrl-C on any rank, the time limit), so that every rank stops after the same step. Rank 0
+    alone logs, validates, shows progress and writes the run folder (docs/distributed.md)."""
 
     def __init__(self, model, data, valid, vocab, config, out=None, callbacks=(),
-                 communicator=None):
+                 tokenizer=WORDS, communicator=None):
         self.model, self.data, self.valid, self.vocab = model, data, valid, vocab
+        self.tokenizer = tokenizer
         self.config = config
         self.communicator = communicator if communicator is not None else SingleProcess()
         self.chief = self.communicator.rank == 0  # the rank that logs, validates and saves
@@ -352,7 +354,7 @@ class Trainer:
         if not self.chief:
             return None
         record = evaluate(self.model, self.valid[:self.config.eval_examples], self.vocab,
-                          device=self.model.device)
+                          device=self.model.device, tokenizer=self.tokenizer)
         record.update(step=self.step, epoch=self.data.epoch, split="valid",
                       time_s=round(self.train_seconds, 3))
         score = (record["exact_match"], -record["loss"])

@@ -5,7 +5,7 @@ from textwrap import shorten
 
 import minigrad as mg
 
-from .data.tokenizer import detokenize, tokenize
+from .data.tokenizer import WORDS
 from .evaluation import translate_ids
 from .run_folder import RunFolder
 
@@ -13,18 +13,18 @@ from .run_folder import RunFolder
 class Translator:
     """`Translator.from_checkpoint("runs/toy-en-es").translate(["the ball is blue"])`."""
 
-    def __init__(self, model, vocab):
-        self.model, self.vocab = model.eval(), vocab
+    def __init__(self, model, vocab, tokenizer=WORDS):
+        self.model, self.vocab, self.tokenizer = model.eval(), vocab, tokenizer
 
     @classmethod
     def from_checkpoint(cls, run_dir, which="best", device=None):
         folder = RunFolder(run_dir)
-        return cls(folder.load_model(which, device), folder.vocab())
+        return cls(folder.load_model(which, device), folder.vocab(), folder.tokenizer())
 
     def problem(self, sentence):
         """Why `sentence` cannot be translated (blank, or longer than the model reads), or
         None."""
-        tokens = tokenize(sentence)
+        tokens = self.tokenizer.source(sentence)
         if not tokens:
             return "the sentence is blank"
         if len(tokens) > self.model.config.max_len:
@@ -35,7 +35,7 @@ class Translator:
     def warn_about_words(self, sentence):
         """Report on stderr the words of `sentence` the model never read in training: not in
         the vocabulary at all, or seen only on the target side."""
-        tokens = tokenize(sentence)
+        tokens = self.tokenizer.source(sentence)
         unknown = self.vocab.unknown(tokens)
         if unknown:
             print(f"translate: unknown word(s) {', '.join(unknown)} in {sentence!r} "
@@ -59,10 +59,10 @@ class Translator:
             raise ValueError("translate: " + "; ".join(problems))
         for sentence in sentences:
             self.warn_about_words(sentence)
-        ids = [self.vocab.encode(tokenize(s)) for s in sentences]
+        ids = [self.vocab.encode(self.tokenizer.source(s)) for s in sentences]
         width = max(len(i) for i in ids)
         padded = [row + [self.vocab.pad_id] * (width - len(row)) for row in ids]
         src = mg.tensor(padded, dtype="int64", device=self.model.device)
         decoded = translate_ids(self.model, src, self.vocab, beam_size, max_len)
-        results = [detokenize(self.vocab.decode(row)) for row in decoded]
+        results = [self.tokenizer.detokenize(self.vocab.decode(row)) for row in decoded]
         return results[0] if single else results

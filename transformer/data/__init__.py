@@ -3,7 +3,8 @@
 from .example import Example
 from .grammar import toy_en_es
 from .tasks import TASKS, load_task
-from .tokenizer import detokenize, tokenize
+from .tokenizer import WORDS, WordTokenizer, detokenize, tokenize
 from .vocab import Vocab
 
-__all__ = ["TASKS", "Example", "Vocab", "detokenize", "load_task", "tokenize", "toy_en_es"]
+__all__ = ["TASKS", "WORDS", "Example", "Vocab", "WordTokenizer", "detokenize", "load_task",
+           "tokenize", "toy_en_es"]

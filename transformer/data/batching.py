@@ -2,13 +2,14 @@
 whose position is part of the checkpoint."""
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 import minigrad as mg
 
 from ..masks import causal_mask, padding_mask
-from .tokenizer import tokenize
+from .tokenizer import WORDS
 
 
 @dataclass
@@ -26,9 +27,14 @@ class Batch:
     rows: list
 
 
-def encode_pairs(examples, vocab):
-    """Examples -> list of (source ids, target ids) without BOS/EOS."""
-    return [(vocab.encode(tokenize(e.src)), vocab.encode(tokenize(e.tgt))) for e in examples]
+def encode_pairs(examples, vocab, tokenizer=WORDS):
+    """Examples -> list of (source ids, target ids) without BOS/EOS, split into tokens by
+    `tokenizer` (word-level by default, or a SubwordTokenizer). A corpus file's split
+    (`corpus.PairsSplit`) gives a sequence that encodes each pair when a batch asks for it."""
+    if hasattr(examples, "encoded"):
+        return examples.encoded(vocab, tokenizer)
+    return [(vocab.encode(tokenizer.source(e.src)), vocab.encode(tokenizer.target(e.tgt)))
+            for e in examples]
 
 
 def _pad(sequences, pad_id):
@@ -70,10 +76,22 @@ def batches_in_order(pairs, vocab, batch_size, device=None):
         yield make_batch(pairs, order[start:start + batch_size], vocab, device)
 
 
+def token_lengths(pairs, rows):
+    """(source lengths, target lengths) of the encoded pairs at `rows`."""
+    return (np.array([len(pairs[r][0]) for r in rows], np.int64),
+            np.array([len(pairs[r][1]) for r in rows], np.int64))
+
+
 class BatchIterator:
     """Endless training batches: each epoch a seeded permutation, cut into pools of 50 batches,
     each pool sorted by length (little padding) and cut into batches, then the batch order
-    shuffled. The position (epoch, batch) is all that is needed to resume exactly."""
+    shuffled. The position (epoch, batch) is all that is needed to resume exactly.
+
+    `pairs` is a sequence of (source ids, target ids); one with a `lengths(rows)` method
+    (a corpus file's) gives the lengths to sort by without being encoded. An epoch's plan is
+    two integer arrays, whatever the corpus size. Data-parallel ranks all build the same plan
+    and each takes its shards of every global batch (`next_shards`), so that all ranks run
+    the same number of steps on the same global batches."""
 
     pool_batches = 50
 
@@ -83,16 +101,35 @@ class BatchIterator:
         self.epoch, self.position = 0, 0
         self._plan = None
 
-    def _epoch_plan(self):
-        rng = np.random.default_rng([self.seed, self.epoch])
-        order = rng.permutation(len(self.pairs))
+    def epoch_plan(self, epoch):
+        """(rows, starts) of the global plan of `epoch`: batch i is rows[starts[i]:
+        starts[i] + batch_size] (the last batch of a pool may be shorter)."""
+        rng = np.random.default_rng([self.seed, epoch])
+        rows = rng.permutation(len(self.pairs))
         pool = self.batch_size * self.pool_batches
-        plan = []
-        for start in range(0, len(order), pool):
-            chunk = sorted(order[start:start + pool].tolist(),
-                           key=lambda r: (len(self.pairs[r][0]), len(self.pairs[r][1])))
-            plan += [chunk[i:i + self.batch_size] for i in range(0, len(chunk), self.batch_size)]
-        return [plan[i] for i in rng.permutation(len(plan))]
+        lengths = getattr(self.pairs, "lengths", None) or partial(token_lengths, self.pairs)
+        for start in range(0, len(rows), pool):
+            chunk = rows[start:start + pool]
+            source, target = lengths(chunk)
+            rows[start:start + pool] = chunk[np.lexsort((target, source))]  # stable
+        starts = np.concatenate([np.arange(start, min(start + pool, len(rows)),
+                                           self.batch_size)
+                                 for start in range(0, len(rows), pool)])
+        return rows, starts[rng.permutation(len(starts))]
+
+    def __len__(self):
+        """Batches in one epoch."""
+        return len(self._epoch()[1])
+
+    def _epoch(self):
+        if self._plan is None:
+            self._plan = self.epoch_plan(self.epoch)
+        return self._plan
+
+    def batch_rows(self, rows, start):
+        pool_end = (start // (self.batch_size * self.pool_batches) + 1) * \
+            self.batch_size * self.pool_batches
+        return rows[start:min(start + self.batch_size, pool_end)].tolist()
 
     def next_batch(self):
         """The next global batch, whole."""
@@ -113,14 +150,13 @@ class BatchIterator:
                 for i in mine], tokens
 
     def _next_rows(self):
-        if self._plan is None:
-            self._plan = self._epoch_plan()
-        if self.position >= len(self._plan):
+        rows, starts = self._epoch()
+        if self.position >= len(starts):
             self.epoch, self.position, self._plan = self.epoch + 1, 0, None
             return self._next_rows()
-        rows = self._plan[self.position]
+        batch = self.batch_rows(rows, int(starts[self.position]))
         self.position += 1
-        return rows
+        return batch
 
     def state_dict(self):
         return {"epoch": self.epoch, "position": self.position}

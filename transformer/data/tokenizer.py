@@ -55,3 +55,28 @@ def detokenize(tokens) -> str:
             glue_next = token in _OPENING
         pieces.append(token if glue else " " + token)
     return "".join(pieces)
+
+
+class WordTokenizer:
+    """The word-level tokenizer as a run's tokenizer: the same rules on both sides.
+    (`transformer.data.subword.SubwordTokenizer` has the same methods.)"""
+
+    kind = "word"
+
+    @staticmethod
+    def source(text):
+        return tokenize(text)
+
+    @staticmethod
+    def target(text):
+        return tokenize(text)
+
+    @staticmethod
+    def detokenize(tokens):
+        return detokenize(tokens)
+
+    def describe(self):
+        return {"kind": self.kind}
+
+
+WORDS = WordTokenizer()

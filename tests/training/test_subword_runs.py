@@ -1,0 +1,117 @@
+"""A subword run: its SentencePiece models are saved beside the model and reloaded with it
+(Translator.from_checkpoint, translate.py), and on a corpus with rare words it reads far fewer
+unknown tokens than the word-level vocabulary."""
+
+import json
+import random
+
+import pytest
+from test_examples_cli import run_example
+from test_trainer import TINY_MODEL, tiny_training
+
+from minigrad.errors import CheckpointError
+from transformer import Translator
+from transformer.pipeline import ResumeConflict, train_translation
+from transformer.run_folder import RunFolder
+
+SYLLABLES = ["ka", "lo", "mi", "ner", "sta", "vu", "ber", "tin", "gro", "del", "sch", "ö"]
+PAIRS = [("Der Lehrer sieht {}.", "The teacher sees {}."),
+         ("Wir besuchen {} morgen.", "We visit {} tomorrow."),
+         ("Hast du {} gesehen?", "Have you seen {}?"),
+         ("{} wohnt in der Stadt.", "{} lives in the city.")]
+
+
+def rare_word_corpus(path, lines=160, seed=0):
+    """A TSV where nearly every line has a name of its own: rare words, as in real text."""
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as file:
+        for number in range(lines):
+            name = "".join(rng.choice(SYLLABLES) for _ in range(3)).capitalize()
+            german, english = PAIRS[number % len(PAIRS)]
+            file.write(f"{german.format(name)}\t{english.format(name)}\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return rare_word_corpus(tmp_path_factory.mktemp("corpus") / "names.tsv")
+
+
+@pytest.fixture(scope="module")
+def subword_run(tmp_path_factory, corpus):
+    out = tmp_path_factory.mktemp("subword") / "run"
+    metrics = train_translation("pairs", out, TINY_MODEL, tiny_training(steps=4),
+                                data=corpus, subword=60)
+    return out, metrics
+
+
+def test_the_tokenizer_is_saved_beside_the_model_and_reloaded_with_it(subword_run):
+    out, _ = subword_run
+    folder = RunFolder(out)
+    described = folder.config()["tokenizer"]
+    assert described["kind"] == "subword" and described["size"] == 60
+    assert {"tokenizer-source.model", "tokenizer-target.model"} <= {p.name for p in
+                                                                  out.iterdir()}
+    tokenizer, vocab = folder.tokenizer(), folder.vocab()
+    assert tokenizer.digest() == described["digest"]
+    assert set(tokenizer.pieces("source")) <= set(vocab.tokens)
+    translator = Translator.from_checkpoint(out)
+    assert translator.tokenizer.models == tokenizer.models
+    assert isinstance(translator.translate("Der Lehrer sieht Kalomi."), str)
+
+
+def test_translate_py_reads_a_subword_run_unchanged(subword_run):
+    out, _ = subword_run
+    result = run_example("translate.py", "--checkpoint", out, "Wir besuchen Anna morgen.")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 1
+
+
+def test_rare_words_are_pieces_not_unknown_tokens(tmp_path, corpus, subword_run):
+    _, subword = subword_run
+    words = train_translation("pairs", tmp_path / "words", TINY_MODEL, tiny_training(steps=4),
+                              data=corpus)
+    assert words["test_unknown_rate"] > 0.1  # the test split's names are not in train
+    assert subword["test_unknown_rate"] < words["test_unknown_rate"] / 5
+    assert {"test_bleu", "test_chrf", "test_exact_match"} <= subword.keys()
+
+
+def test_damaged_or_swapped_tokenizer_models_are_refused(tmp_path, subword_run):
+    out, _ = subword_run
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for path in out.iterdir():
+        (copy / path.name).write_bytes(path.read_bytes())
+    (copy / "tokenizer-target.model").write_bytes((copy / "tokenizer-source.model")
+                                                  .read_bytes())
+    with pytest.raises(CheckpointError, match="are not the run's"):
+        Translator.from_checkpoint(copy)
+    (copy / "tokenizer-target.model").unlink()
+    with pytest.raises(CheckpointError, match="tokenizer-target.model missing"):
+        Translator.from_checkpoint(copy)
+
+
+def test_a_run_folder_from_before_subwords_is_word_level(tmp_path):
+    folder = RunFolder(tmp_path)
+    folder.write_json("config.json", {"task": {"name": "copy"}})
+    assert folder.tokenizer().kind == "word"
+
+
+def test_resume_keeps_the_runs_tokenizer(subword_run):
+    out, _ = subword_run
+    with pytest.raises(ResumeConflict, match="subword 80 \\(the run has 60\\)"):
+        train_translation(None, out, training_options={"steps": 8}, resume=True, subword=80)
+
+
+def test_subword_flag_errors_are_one_line(tmp_path, corpus):
+    result = run_example("train_translation.py", "--task", "pairs", "--data", corpus,
+                         "--subword", "0", "--out", tmp_path / "run")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: argument --subword: '0' is not")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_metrics_json_records_the_tokenizer_figures(subword_run):
+    out, metrics = subword_run
+    assert json.loads((out / "metrics.json").read_text()) == metrics
