@@ -126,6 +126,8 @@ class Trainer:
         those of the steps after it that were not finite, were skipped on the device).
         Fills `record` (the latest step's) with numbers."""
         unread, self._unread = self._unread, []
+        if not unread:
+            return
         values = mg.stack([value.astype("float64") for _, loss, norm in unread
                            for value in (loss, norm)]).numpy()
         for (step, _, _), (loss, norm) in zip(unread, values.reshape(-1, 2)):
