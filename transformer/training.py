@@ -204,6 +204,8 @@ class Trainer:
         Fills `record` (the latest step's) with numbers."""
         self.communicator.synchronize("the steps since the last read")  # NCCL: a deadline
         unread, self._unread = self._unread, []
+        if not unread:
+            return
         values = mg.stack([value.astype("float64") for _, loss, norm in unread
                            for value in (loss, norm)]).numpy()
         for (step, _, _), (loss, norm) in zip(unread, values.reshape(-1, 2)):

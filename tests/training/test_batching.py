@@ -176,3 +176,10 @@ def test_batches_in_order_give_every_pair_once_shortest_sources_first(vocab):
         for i, row in enumerate(batch.rows):
             source = batch.src.numpy()[i]
             assert source[:len(pairs[row][0])].tolist() == pairs[row][0]
+
+
+def test_ids_outside_the_vocabulary_are_refused_where_the_batch_is_built(vocab):
+    """Checked on the host: a GPU would wrap an id out of range into another embedding row."""
+    pairs = [([3, len(vocab) + 2], [4])]
+    with pytest.raises(IndexError, match=rf"make_batch: token ids must be in \[0, {len(vocab)}\)"):
+        make_batch(pairs, [0], vocab)
