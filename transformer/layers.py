@@ -11,8 +11,10 @@ class ResidualBlock(nn.Module):
     """One sublayer F with its residual connection, dropout and LayerNorm (paper §5.4).
 
     residual="standard": post-LN LN(x + F(x)) (the paper) or pre-LN x + F(LN(x));
-    residual="none": LN(F(x)) or F(LN(x)); residual="rezero": x + α·F(x), α learned from 0,
-    no LayerNorm. The one place the study tools observe (x, F(x), s, output): set
+    residual="none": LN(F(x)) or F(LN(x)), no skip but still normalized;
+    residual="plain": F(x), neither skip nor LayerNorm (a plain network; norm_first has no
+    effect on the block); residual="rezero": x + α·F(x), α learned from 0, no LayerNorm.
+    The one place the study tools observe (x, F(x), s, output): set
     `observer(block, x, branch, s, out)` to see them."""
 
     def __init__(self, sublayer, d_model, dropout, norm_first=False, residual="standard"):
@@ -22,17 +24,27 @@ class ResidualBlock(nn.Module):
         self.dropout = nn.Dropout(dropout)
         if residual == "rezero":
             self.alpha = nn.Parameter(mg.zeros(()))
-        else:
+        if self.has_norm:
             self.norm = nn.LayerNorm(d_model)
         self.observer = None
 
+    @property
+    def has_skip(self):
+        """Whether the block adds its input to the branch (s = x + branch)."""
+        return self.residual in ("standard", "rezero")
+
+    @property
+    def has_norm(self):
+        """Whether the block has a LayerNorm (before the sublayer pre-LN, after it post-LN)."""
+        return self.residual in ("standard", "none")
+
     def forward(self, x, *args, **kwargs):
-        inner = self.norm(x) if self.norm_first and self.residual != "rezero" else x
+        inner = self.norm(x) if self.has_norm and self.norm_first else x
         branch = self.dropout(self.sublayer(inner, *args, **kwargs))
         if self.residual == "rezero":
             branch = self.alpha * branch
-        s = x + branch if self.residual != "none" else branch
-        out = self.norm(s) if not self.norm_first and self.residual != "rezero" else s
+        s = x + branch if self.has_skip else branch
+        out = self.norm(s) if self.has_norm and not self.norm_first else s
         if self.observer is not None:
             self.observer(self, x, branch, s, out)
         return out

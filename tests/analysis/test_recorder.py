@@ -1,6 +1,6 @@
 """GradientFlowRecorder: its numbers against gradients taken by hand with mg.grad on a tiny
 float64 model (every residual mode, both norm placements), its rows and exports, its hooks'
-lifetime, and its use as a Trainer callback."""
+lifetime, and its use as a Trainer callback, every step or every n-th."""
 
 import csv
 import json
@@ -21,9 +21,12 @@ PAD, VOCAB = 0, 11
 SRC = np.array([[3, 4, 5, 6, PAD], [7, 3, 8, 9, 10]])
 TGT_IN = np.array([[1, 4, 5, 6], [1, 9, 8, PAD]])
 TGT_OUT = np.array([[4, 5, 6, 2], [9, 8, 2, PAD]])
-BLOCK_QUANTITIES = ("grad_in", "grad_out", "grad_skip", "grad_branch")
+BLOCK_QUANTITIES = ("grad_in", "grad_out", "grad_skip", "grad_branch", "attenuation",
+                    "branch_sq_norm_per_dim")
+FORWARD_QUANTITIES = {"stream_sq_norm_per_dim", "branch_sq_norm_per_dim",
+                      "ln_input_sq_norm_per_dim"}
 MODES = [pytest.param(residual, norm_first, id=f"{residual}-{'pre' if norm_first else 'post'}LN")
-         for residual in ("standard", "none", "rezero") for norm_first in (False, True)]
+         for residual in ("standard", "none", "plain", "rezero") for norm_first in (False, True)]
 
 
 def tiny_model(residual="standard", norm_first=False):
@@ -60,12 +63,19 @@ def by_hand(model):
     for (stack, layer, sublayer), (x, branch, s, out) in seen.items():
         grad_x, grad_s, grad_out = mg.grad(loss, [x, s, out], retain_graph=True)
         through_branch, = mg.grad(branch, x, grad_outputs=grad_s, retain_graph=True)
-        skip = 0.0 if model.config.residual == "none" else norm(grad_s)
+        skip = norm(grad_s) if model.config.residual in ("standard", "rezero") else 0.0
         expected.update({
             (stack, layer, sublayer, "grad_in"): norm(grad_x),
             (stack, layer, sublayer, "grad_out"): norm(grad_out),
             (stack, layer, sublayer, "grad_skip"): skip,
-            (stack, layer, sublayer, "grad_branch"): norm(through_branch)})
+            (stack, layer, sublayer, "grad_branch"): norm(through_branch),
+            (stack, layer, sublayer, "attenuation"): norm(grad_x) / norm(grad_out),
+            (stack, layer, sublayer, "branch_sq_norm_per_dim"):
+                float(np.mean(branch.numpy() ** 2))})
+        if model.config.residual in ("standard", "none"):  # the LayerNorm's input
+            ln_input = x if model.config.norm_first else s
+            expected[(stack, layer, sublayer, "ln_input_sq_norm_per_dim")] = \
+                float(np.mean(ln_input.numpy() ** 2))
         if sublayer == "ffn":
             expected[(stack, layer, None, "stream_sq_norm_per_dim")] = \
                 float(np.mean(out.numpy() ** 2))
@@ -96,7 +106,7 @@ def test_recorded_norms_equal_gradients_taken_by_hand(residual, norm_first):
     assert found.keys() == expected.keys()
     for key, value in expected.items():
         assert found[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
-    if residual != "none":  # the branch part is a real part of grad_in, not all of it
+    if residual in ("standard", "rezero"):  # the branch part is a part of grad_in, not all
         assert any(0 < found[k[:3] + ("grad_branch",)] < found[k[:3] + ("grad_in",)]
                    for k in found if k[-1] == "grad_in")
 
@@ -156,7 +166,7 @@ def test_nothing_is_hooked_outside_the_context():
     loss.backward()
     loss_of(model).backward()
     assert len(recorder.rows) == rows_at_exit
-    assert {r["quantity"] for r in recorder.rows} == {"stream_sq_norm_per_dim"}
+    assert {r["quantity"] for r in recorder.rows} <= FORWARD_QUANTITIES
 
 
 def test_forward_passes_without_a_graph_are_not_recorded():
@@ -194,7 +204,8 @@ def test_update_ratio_of_an_sgd_step():
         assert ratio == pytest.approx(0.1 * grads[name] / before[name], rel=1e-9)
 
 
-def test_as_a_trainer_callback():
+def train_with_recorder(steps, every=1):
+    """A tiny model trained `steps` Trainer steps with a recorder sampling every `every`-th."""
     sentences = ["a b c", "b c d", "c d a", "d a b", "a c", "b d"]
     examples = [Example(s, s, "copy") for s in sentences]
     vocab = Vocab.build([tokenize(s) for s in sentences])
@@ -203,11 +214,16 @@ def test_as_a_trainer_callback():
         len(vocab), len(vocab), d_model=8, n_heads=2, n_encoder_layers=2, n_decoder_layers=2,
         d_ff=16, dropout=0.0, max_len=16, share_embeddings=True))
     batches = BatchIterator(encode_pairs(examples, vocab), vocab, batch_size=3)
-    config = TrainingConfig(steps=3, batch_size=3, warmup_steps=2, eval_every=3,
+    config = TrainingConfig(steps=steps, batch_size=3, warmup_steps=2, eval_every=3,
                             eval_examples=2, progress=False)
-    with GradientFlowRecorder(model, "callback") as recorder:
+    with GradientFlowRecorder(model, "callback", every=every) as recorder:
         Trainer(model, batches, examples, vocab, config, callbacks=[recorder]).train()
     assert all(block.observer is None for *_, block in residual_blocks(model))
+    return model, recorder
+
+
+def test_as_a_trainer_callback():
+    model, recorder = train_with_recorder(3)
     assert {row["step"] for row in recorder.rows} == {1, 2, 3}  # validation added nothing
     n_params = len(list(model.named_parameters()))
     for step in (1, 2, 3):
@@ -217,3 +233,17 @@ def test_as_a_trainer_callback():
         assert len(select(rows, quantity="param_grad_norm")) == n_params
         ratios = select(rows, quantity="update_ratio")
         assert ratios and all(r["value"] > 0 for r in ratios)
+
+
+def test_a_sampling_interval_records_every_nth_step_only():
+    model, every_step = train_with_recorder(6)
+    _, sampled = train_with_recorder(6, every=3)
+    assert {row["step"] for row in sampled.rows} == {3, 6}
+    assert sampled.rows == [row for row in every_step.rows if row["step"] in (3, 6)]
+
+
+@pytest.mark.parametrize("every", [0, -1, 1.5, True])
+def test_a_bad_sampling_interval_is_refused_in_one_line(every):
+    with pytest.raises(ValueError, match=r"GradientFlowRecorder: every must be a positive "
+                                         r"integer .*got"):
+        GradientFlowRecorder(tiny_model(), every=every)

@@ -51,7 +51,7 @@ def test_gradcheck_on_a_sample_of_parameters():
             object.__setattr__(module, attribute, parameter)
 
 
-@pytest.mark.parametrize("residual", ["standard", "none", "rezero"])
+@pytest.mark.parametrize("residual", ["standard", "none", "plain", "rezero"])
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_every_parameter_receives_a_finite_gradient(residual, norm_first):
     model = tiny_model(residual=residual, norm_first=norm_first, positional="learned")

@@ -16,7 +16,8 @@ SRC = np.array([[3, 4, 5, 6, 7], [8, 7, 6, PAD, PAD]])
 TGT_IN = np.array([[BOS, 4, 5, 6], [BOS, 8, 7, PAD]])
 TGT_OUT = np.array([[4, 5, 6, EOS], [8, 7, EOS, PAD]])
 
-VARIANTS = list(itertools.product([False, True], ["standard", "none", "rezero"], [False, True],
+VARIANTS = list(itertools.product([False, True], ["standard", "none", "plain", "rezero"],
+                                  [False, True],
                                   ["sinusoidal", "sinusoidal-concat", "learned"]))
 
 
@@ -31,7 +32,7 @@ def test_variant_builds_trains_one_step_and_decodes(norm_first, residual, share_
 
     blocks = [m for m in model.modules() if isinstance(m, ResidualBlock)]
     assert len(blocks) == 2 + 3 * 2
-    assert all(hasattr(b, "alpha") != hasattr(b, "norm") for b in blocks)
+    assert all(hasattr(b, "norm") == (residual in ("standard", "none")) for b in blocks)
     assert all(hasattr(b, "alpha") == (residual == "rezero") for b in blocks)
     assert (model.encoder.final_norm is not None) == norm_first
     matrices = {id(model.encoder.embedding.weight), id(model.decoder.embedding.weight),
@@ -54,3 +55,15 @@ def test_variant_builds_trains_one_step_and_decodes(norm_first, residual, share_
     for tokens in (greedy, beam):
         assert tokens.dtype == np.int64 and tokens.shape[0] == 2 and 1 <= tokens.shape[1] <= 6
         assert ((tokens.numpy() >= 0) & (tokens.numpy() < VOCAB)).all()
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_a_plain_block_is_its_sublayer_alone(norm_first):
+    """residual="plain": out = F(x), no skip, no LayerNorm, whatever norm_first says."""
+    mg.manual_seed(0)
+    linear = mg.nn.Linear(4, 4)
+    block = ResidualBlock(linear, 4, dropout=0.0, norm_first=norm_first, residual="plain")
+    x = mg.randn(2, 3, 4)
+    np.testing.assert_array_equal(block(x).numpy(), linear(x).numpy())
+    assert [name for name, _ in block.named_parameters()] == ["sublayer.weight", "sublayer.bias"]
+    assert not block.has_skip and not block.has_norm

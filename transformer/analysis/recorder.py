@@ -68,9 +68,11 @@ class GradientFlowRecorder(Callback):
     """Records how the gradient flows through every ResidualBlock, pass by pass.
 
     Per block (stack, layer, sublayer), with x its input, s its residual sum and out its
-    output (docs/conventions.md): `grad_in` = ‖∂L/∂x‖, `grad_out` = ‖∂L/∂out‖, `grad_skip` = ‖∂L/∂s‖
-    (0 without a residual), `grad_branch` = the part of ∂L/∂x that comes through the branch.
-    Per layer: `stream_sq_norm_per_dim`, the residual stream at the layer's output. Per
+    output (docs/conventions.md): `grad_in` = ‖∂L/∂x‖, `grad_out` = ‖∂L/∂out‖, `grad_skip`
+    = ‖∂L/∂s‖ (0 without a skip), `grad_branch` = the part of ∂L/∂x that comes through the
+    branch, `attenuation` = grad_in / grad_out; `branch_sq_norm_per_dim` and (blocks with a
+    LayerNorm) `ln_input_sq_norm_per_dim`, ‖·‖²/d_model of the branch and of the LayerNorm's
+    input. Per layer: `stream_sq_norm_per_dim`, the residual stream at the layer's output. Per
     parameter: `param_grad_norm` (by `end_pass`) and `update_ratio` ‖Δw‖/‖w‖ (by
     `after_update`; skipped where ‖w‖ = 0).
 
@@ -80,20 +82,26 @@ class GradientFlowRecorder(Callback):
         recorder.to_csv("flow.csv")
 
     As a Trainer callback (`callbacks=[recorder]`, the training inside the with block) it
-    records every step: `end_pass(step)` after the backward, `after_update()` after the
-    optimizer step. A pass is one forward that builds a graph and its backward; it ends with
-    `end_pass`, when a block runs again, or when the block exits. Forward passes without a
-    graph (no_grad, evaluation) are not recorded; outside the with block nothing is hooked.
-    Closed passes' rows are in `rows` (dicts with ROW_FIELDS)."""
+    records the steps whose number is a multiple of `every` (1: every step; a step holds
+    about 40 rows per layer and sublayer plus 2 per parameter): `end_pass(step)` after the
+    backward, `after_update()` after the optimizer step; other steps are not observed. A pass
+    is one forward that builds a graph and its backward; it ends with `end_pass`, when a block
+    runs again, or when the block exits. Forward passes without a graph (no_grad, evaluation)
+    are not recorded; outside the with block nothing is hooked. Closed passes' rows are in
+    `rows` (dicts with ROW_FIELDS)."""
 
-    def __init__(self, model, config_label=""):
-        self.model, self.config_label = model, config_label
+    def __init__(self, model, config_label="", every=1):
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+            raise ValueError(f"GradientFlowRecorder: every must be a positive integer (record "
+                             f"every n-th training step), got {every!r}")
+        self.model, self.config_label, self.every = model, config_label, every
         self.blocks = {id(block): (block, (stack, layer, sublayer))
                        for stack, layer, sublayer, block in residual_blocks(model)}
         self.rows = []
         self.passes = 0  # the step number of the last closed pass
         self._pass_rows, self._ran, self._handles = [], set(), []
         self._weights = None  # copies taken by end_pass, for update_ratio
+        self._observing = True  # False while the Trainer runs a step that is not sampled
 
     # ----- attaching ------------------------------------------------------------------------
     def attach(self):
@@ -117,10 +125,15 @@ class GradientFlowRecorder(Callback):
 
     # ----- Trainer callback -----------------------------------------------------------------
     def on_backward_end(self, trainer, step, batch):
-        self.end_pass(step)
+        if step % self.every == 0:
+            self.end_pass(step)
+        else:  # the first step of a run, observed before its number was known
+            self._drop_pass()
 
     def on_step_end(self, trainer, step, record):
-        self.after_update()
+        if self._weights is not None:
+            self.after_update()
+        self._observing = (step + 1) % self.every == 0
 
     # ----- passes ---------------------------------------------------------------------------
     def end_pass(self, step=None):
@@ -148,11 +161,15 @@ class GradientFlowRecorder(Callback):
 
     def _close_pass(self, step=None):
         """Number the rows of the pass in progress and drop its hooks."""
-        for handle in self._handles:
-            handle.remove()
         if self._pass_rows:
             self.passes = self.passes + 1 if step is None else step
             self.rows += [dict(row, step=self.passes) for row in self._pass_rows]
+        self._drop_pass()
+
+    def _drop_pass(self):
+        """Forget the pass in progress and remove its hooks."""
+        for handle in self._handles:
+            handle.remove()
         self._pass_rows, self._ran, self._handles = [], set(), []
 
     def _row(self, stack, layer, sublayer, param, quantity, value):
@@ -161,33 +178,40 @@ class GradientFlowRecorder(Callback):
 
     # ----- what each block reports ----------------------------------------------------------
     def _observe(self, block, x, branch, s, out):
-        """ResidualBlock's observer: hooks on x, s and out report their gradients."""
-        if not out.requires_grad:
-            return  # no graph: no gradient will flow back
+        """ResidualBlock's observer: sizes now, and hooks on x, s and out that report their
+        gradients."""
+        if not out.requires_grad or not self._observing:
+            return  # no graph (no gradient will flow back), or a step that is not sampled
         stack, layer, sublayer = place = self.blocks[id(block)][1]
         if place in self._ran:
             self._close_pass()  # this block runs again: a new pass has begun
         self._ran.add(place)
-        if sublayer == "ffn":  # the last block of the layer: its output is the layer's
-            self._pass_rows.append(self._row(stack, layer, None, None,
-                                             "stream_sq_norm_per_dim", mean_square(out)))
-        grad_s = []
 
-        def report(quantity, value):
+        def report(quantity, value, sublayer=sublayer):
             self._pass_rows.append(self._row(stack, layer, sublayer, None, quantity, value))
 
+        report("branch_sq_norm_per_dim", mean_square(branch))
+        if block.has_norm:
+            report("ln_input_sq_norm_per_dim", mean_square(x if block.norm_first else s))
+        if sublayer == "ffn":  # the last block of the layer: its output is the layer's
+            report("stream_sq_norm_per_dim", mean_square(out), sublayer=None)
+        grad_s, grad_out = [], []
+
         def on_out(grad):
-            report("grad_out", frobenius(grad))
+            grad_out.append(frobenius(grad))
+            report("grad_out", grad_out[-1])
 
         def on_s(grad):
             grad_s.append(grad)
-            report("grad_skip", 0.0 if block.residual == "none" else frobenius(grad))
+            report("grad_skip", frobenius(grad) if block.has_skip else 0.0)
 
         def on_x(grad):
             # ∂L/∂x = ∂L/∂s through the identity + (∂branch/∂x)ᵀ·∂L/∂s through the branch
-            through_branch = grad if block.residual == "none" else grad - grad_s.pop()
+            through_branch = grad - grad_s.pop() if block.has_skip else grad
             report("grad_in", frobenius(grad))
             report("grad_branch", frobenius(through_branch))
+            if grad_out and grad_out[-1] > 0:
+                report("attenuation", frobenius(grad) / grad_out[-1])
 
         for tensor, hook in ((out, on_out), (s, on_s), (x, on_x)):
             if tensor.requires_grad:
