@@ -78,20 +78,24 @@ def test_every_experiment_at_a_toy_scale(tmp_path):
     examples = [Example(s, s, "copy") for s in sentences]
     vocab = Vocab.build([tokenize(s) for s in sentences])
     data = TaskData(vocab, encode_pairs(examples, vocab), examples, examples)
-    scale = Scale(seeds=2, d_model=8, n_heads=2, d_ff=16, probe_examples=4, batch_size=4,
-                  rezero_steps=2, depths=(1, 2), translation_steps=3, translation_warmup=1,
-                  copy_steps=3, copy_warmup=1)
+    scale = Scale(seeds=2, d_model=8, n_heads=2, d_ff=16, probe_batches=2, probe_batch_size=4,
+                  depth=2, deep=3, depths=(1, 2), rezero_steps=2, translation_steps=3,
+                  translation_warmup=1, copy_seeds=1, copy_depth=1, copy_steps=3,
+                  copy_batch_size=4, copy_warmup=1)
     study = Study(scale, data)
-    outcomes = [experiments.e1_ffn_gradient_by_layer(study, depth=2),
+    outcomes = [experiments.e1_expected_gradient_by_layer(study),
                 experiments.e2_last_layer_gradient_by_depth(study),
-                experiments.e3_stream_norm_by_layer(study, depth=2),
-                experiments.e4_grad_in_with_and_without_residuals(study, depth=2),
-                experiments.e5_warmup(data, scale, depth=1),
-                experiments.e6_copy_task(data, scale, depth=1)]
+                experiments.e3_layernorm_input_and_stream(study),
+                experiments.e4_without_skips(study),
+                experiments.e5_warmup_translation(data, scale),
+                experiments.e6_warmup_copy(data, scale),
+                experiments.e7_skip_versus_branch(study),
+                experiments.e8_rezero_identity(study, data),
+                experiments.e9_output_change_by_depth(study)]
     for number, outcome in enumerate(outcomes, start=1):
         assert outcome.summary().startswith(f"E{number}: ")
         assert VERDICT.search(outcome.summary())
-        assert outcome.rows and outcome.checks
+        assert outcome.rows and outcome.checks and outcome.claim
         figure = outcome.figure
         assert figure.get_suptitle() or figure.axes[0].get_title()
         for ax in figure.axes:
@@ -100,7 +104,10 @@ def test_every_experiment_at_a_toy_scale(tmp_path):
                 assert ax.get_legend() is not None
         csv_path, png_path = outcome.save(tmp_path)
         assert csv_path.name.startswith(f"E{number}_") and png_path.stat().st_size > 0
-    assert outcomes[5].verdict == "reported"
+    summary = experiments.summary_figure(outcomes, quick=True)
+    judged = sum(check.judged for outcome in outcomes for check in outcome.checks)
+    assert len(summary.axes) == judged
+    assert summary.get_suptitle().startswith("smoke run, not the study")
 
 
 @pytest.mark.slow
@@ -112,8 +119,10 @@ def test_gradient_flow_quick(tmp_path):
          str(tmp_path)], capture_output=True, text=True, env=env, timeout=900)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    for number in range(1, 7):
+    assert lines[0].startswith("--quick: a smoke run") and lines[-1] == lines[0]
+    for number in range(1, 10):
         line = next(line for line in lines if line.startswith(f"E{number}: "))
         assert VERDICT.search(line), line
         assert len(list(tmp_path.glob(f"E{number}_*.png"))) == 1
         assert len(list(tmp_path.glob(f"E{number}_*.csv"))) == 1
+    assert (tmp_path / "summary.png").stat().st_size > 0

@@ -100,3 +100,47 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"\.\[examples\]"):
         plot_curves({"a": ([1], [1.0])}, "t", "x", "y")
+
+
+def test_depth_profiles_draw_bounds_and_theory_on_one_y_axis():
+    layers = [1, 2, 3]
+    figure = plot_depth_profiles(
+        {"encoder": {"post-LN": (layers, [1.0, 2.0, 3.0])},
+         "decoder": {"post-LN": (layers, [1.0, 4.0, 9.0])}}, "bounded",
+        bounds={"decoder": {"bound": 2.0, "_second": 5.0}},
+        theory={"encoder": {"theory": (layers, [1.0, 1.5, 2.0])}})
+    encoder, decoder = assert_labelled(figure)
+    assert encoder.get_ylim() == decoder.get_ylim()  # shared
+    assert [line.get_label() for line in decoder.get_lines() if line.get_label() == "bound"]
+    assert sorted(t.get_text() for t in decoder.get_legend().get_texts()) == ["bound", "post-LN"]
+    assert "theory" in [t.get_text() for t in encoder.get_legend().get_texts()]
+
+
+def test_verdicts_one_row_per_check(tmp_path):
+    from transformer.analysis.plots import plot_verdicts
+
+    checks = [("E1", "post-LN dec", 3.0, 0.5, 2.0, None, "held"),
+              ("E2", "pre-LN enc", 0.1, 0.05, -0.8, -0.2, "NOT held"),
+              ("E9", "slope", 1.0, 0.0, None, 0.6, "NOT held")]
+    figure = plot_verdicts(checks, "all verdicts", path=tmp_path / "summary.png")
+    assert len(figure.axes) == 3 and figure.get_suptitle() == "all verdicts"
+    assert [ax.get_ylabel() for ax in figure.axes] == [
+        "E1 post-LN dec: held", "E2 pre-LN enc: NOT held", "E9 slope: NOT held"]
+    for ax, (*_, mean, std, low, high, _) in zip(figure.axes, checks):
+        left, right = ax.get_xlim()
+        assert left < mean - std and mean + std < right
+        assert all(left < b < right for b in (low, high) if b is not None)
+    assert (tmp_path / "summary.png").read_bytes()[:4] == PNG_MAGIC
+
+
+def test_grid_figure_one_panel_per_depth_and_warmup():
+    from transformer.analysis.plots import plot_grid
+
+    rows = [{"depth": 6, "warmup": warmup, "lr": lr, "norm": norm, "seed": 0,
+             "valid_loss": 3.0 + lr * 10 + (norm == "post-LN")}
+            for warmup in (0, 100) for lr in (1e-3, 1e-2) for norm in ("post-LN", "pre-LN")]
+    figure = plot_grid(rows, "grid")
+    panels = assert_labelled(figure)
+    assert [ax.get_title() for ax in panels] == ["6+6 layers, warmup 0",
+                                                 "6+6 layers, warmup 100"]
+    assert panels[0].get_xscale() == "log" and panels[0].get_ylim() == panels[1].get_ylim()

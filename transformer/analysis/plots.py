@@ -12,7 +12,7 @@ import numpy as np
 LINE_STYLES = ("-", "--", ":", "-.")  # curves that coincide stay visible
 
 
-def new_figure(rows=1, columns=1, panel_size=(5.0, 4.0)):
+def new_figure(rows=1, columns=1, panel_size=(5.0, 4.0), sharey=False):
     """A Figure on the Agg canvas and its grid of axes (rows, columns)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -22,7 +22,7 @@ def new_figure(rows=1, columns=1, panel_size=(5.0, 4.0)):
     figure = Figure(figsize=(panel_size[0] * columns, panel_size[1] * rows),
                     layout="constrained")
     FigureCanvasAgg(figure)
-    return figure, figure.subplots(rows, columns, squeeze=False)
+    return figure, figure.subplots(rows, columns, squeeze=False, sharey=sharey)
 
 
 def _finish(figure, path, suptitle=None):
@@ -40,45 +40,109 @@ def _mean_std(values):
     return values.mean(axis=0), values.std(axis=0)
 
 
+def _draw_guides(ax, bounds, theory):
+    """The judged bounds as horizontal lines {label: y} and the theory's curves {label: (xs,
+    ys)}, drawn in grey so that the measured lines stand out."""
+    for number, (label, y) in enumerate(bounds.items()):
+        ax.axhline(y, color="0.45", linewidth=1, linestyle=LINE_STYLES[1 + number % 3],
+                   label=label)
+    for label, (xs, ys) in theory.items():
+        ax.plot(xs, ys, color="0.2", linewidth=1.5, alpha=0.6, linestyle=":", label=label)
+
+
 def plot_depth_profiles(panels, title, xlabel="layer", ylabel="gradient norm", log_x=False,
-                        log_y=True, path=None):
+                        log_y=True, bounds=None, theory=None, sharey=True, path=None):
     """A quantity against layer (or depth), one line per configuration, mean with error bars
     of ± one standard deviation over seeds. `panels` = {panel title: {line label: (xs,
-    values)}}, values (n_seeds, len(xs)); one panel each (e.g. encoder and decoder)."""
-    figure, axes = new_figure(1, len(panels))
+    values)}}, values (n_seeds, len(xs)); one panel each (e.g. encoder and decoder), on one
+    y axis unless `sharey` is False. `bounds` = {panel title: {label: y}} draws the judged
+    bounds, `theory` = {panel title: {label: (xs, ys)}} the theory's lines."""
+    figure, axes = new_figure(1, len(panels), sharey=sharey)
+    bounds, theory = bounds or {}, theory or {}
     for ax, (panel_title, lines) in zip(axes[0], panels.items()):
         for label, (xs, values) in lines.items():
             mean, std = _mean_std(values)
             ax.errorbar(xs, mean, yerr=std, marker="o", capsize=3, label=label)
+        _draw_guides(ax, bounds.get(panel_title, {}), theory.get(panel_title, {}))
         ax.set(title=panel_title, xlabel=xlabel, ylabel=ylabel,
                xscale="log" if log_x else "linear", yscale="log" if log_y else "linear")
         if log_x:  # the measured x values as ticks, not powers of ten
             ticks = sorted({x for xs, _ in lines.values() for x in xs})
             ax.set_xticks(ticks, [str(x) for x in ticks])
             ax.minorticks_off()
-        if len(lines) > 1:
-            ax.legend()
+        if len(ax.get_legend_handles_labels()[1]) > 1:
+            ax.legend(fontsize="small")
     return _finish(figure, path, suptitle=title)
 
 
-def plot_curves(curves, title, xlabel, ylabel, log_y=False, path=None):
+def plot_curves(curves, title, xlabel, ylabel, log_y=False, bounds=None, path=None):
     """Curves y(x), one per entry of `curves` = {label: (xs, ys)}, ys (len(xs),) or (n_seeds,
-    len(xs)): the mean, in a band of ± one standard deviation over seeds."""
-    figure, axes = new_figure()
+    len(xs)): the mean, in a band of ± one standard deviation over seeds; `bounds` = {label:
+    y} draws horizontal lines."""
+    figure, axes = new_figure(panel_size=(6.0, 4.0))
     ax = axes[0, 0]
     for number, (label, (xs, ys)) in enumerate(curves.items()):
         mean, std = _mean_std(ys)
         line, = ax.plot(xs, mean, label=label, linestyle=LINE_STYLES[number % len(LINE_STYLES)])
         ax.fill_between(xs, mean - std, mean + std, color=line.get_color(), alpha=0.2)
+    _draw_guides(ax, bounds or {}, {})
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel, yscale="log" if log_y else "linear")
-    if len(curves) > 1:
-        ax.legend()
+    if len(ax.get_legend_handles_labels()[1]) > 1:
+        ax.legend(fontsize="small")
     return _finish(figure, path)
 
 
 def plot_training_curves(curves, title, ylabel="training loss", path=None):
     """Loss against step, one curve per configuration (see plot_curves)."""
     return plot_curves(curves, title, "step", ylabel, path=path)
+
+
+VERDICT_COLOURS = {"held": "tab:green", "NOT held": "tab:red", "reported": "0.5"}
+
+
+def plot_verdicts(checks, title, path=None):
+    """One summary of judged figures: `checks` = [(experiment id, label, mean, std, low, high,
+    verdict)], one row each, the measured mean ± std as a dot (coloured by verdict) beside the
+    judged interval as a grey bar, every row on its own scale (each row's axis runs over its
+    bounds and its value)."""
+    figure, axes = new_figure(len(checks), 1, panel_size=(8.0, 0.42))
+    for ax, (experiment, label, mean, std, low, high, verdict) in zip(axes[:, 0], checks):
+        finite = [v for v in (mean - std, mean + std, low, high) if v is not None]
+        left, right = min(finite), max(finite)
+        margin = 0.15 * (right - left) or 0.5 * (abs(right) or 1.0)
+        left, right = left - margin, right + margin
+        ax.axvspan(left if low is None else low, right if high is None else high,
+                   color="0.88")
+        ax.errorbar([mean], [0], xerr=[std], marker="o", color=VERDICT_COLOURS[verdict])
+        ax.set_xlim(left, right)
+        ax.set_yticks([])
+        ax.tick_params(axis="x", labelsize="x-small", pad=1)
+        ax.set_ylabel(f"{experiment} {label}: {verdict}", rotation=0, ha="right",
+                      va="center", fontsize="small", color=VERDICT_COLOURS[verdict])
+    return _finish(figure, path, suptitle=title)
+
+
+def plot_grid(rows, title, path=None):
+    """The grid runner's figure: final validation loss against the learning rate (log x), one
+    panel per (depth, warmup), one line per norm placement, all panels on one y axis; `rows`
+    the grid's CSV rows (dicts with depth, warmup, lr, norm, seed, valid_loss)."""
+    panel_keys = sorted({(row["depth"], row["warmup"]) for row in rows})
+    figure, axes = new_figure(1, len(panel_keys), panel_size=(4.5, 4.0), sharey=True)
+    for ax, (depth, warmup) in zip(axes[0], panel_keys):
+        inside = [row for row in rows if (row["depth"], row["warmup"]) == (depth, warmup)]
+        for number, norm in enumerate(dict.fromkeys(row["norm"] for row in inside)):
+            lrs = sorted({row["lr"] for row in inside if row["norm"] == norm})
+            values = [[row["valid_loss"] for row in inside
+                       if row["norm"] == norm and row["lr"] == lr] for lr in lrs]
+            mean = [np.mean(v) for v in values]
+            std = [np.std(v) for v in values]
+            ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=norm,
+                        linestyle=LINE_STYLES[number % len(LINE_STYLES)])
+        ax.set(title=f"{depth}+{depth} layers, warmup {warmup}", xlabel="peak learning rate",
+               ylabel="validation loss", xscale="log")
+        if len(ax.get_legend_handles_labels()[1]) > 1:
+            ax.legend(fontsize="small")
+    return _finish(figure, path, suptitle=title)
 
 
 def plot_attention(weights, query_tokens, key_tokens, title, panel_titles=None,

@@ -1,0 +1,85 @@
+"""examples/gradient_flow.py as a user runs it wrongly: every mistake is one `error: ...` line
+naming the flag and the value, exit status 2, nothing run and nothing written; results
+already in --out are kept unless --overwrite; and the grid runner end to end on a tiny grid
+(slow)."""
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_script(*args, timeout=120):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+        str(ROOT), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, str(ROOT / "examples" / "gradient_flow.py"),
+                           *map(str, args)], capture_output=True, text=True, env=env,
+                          timeout=timeout, check=False)
+
+
+def assert_usage_error(result, *fragments):
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--only", "E10"], ["--only", "unknown experiment E10", "E1, E2"]),
+    (["--only", ","], ["--only", "names no experiment"]),
+    (["--seeds", "0"], ["--seeds", "'0'", "positive integer"]),
+    (["--seeds", "two"], ["--seeds", "'two'"]),
+    (["--grid", "--lrs", "1e-3,-1"], ["--lrs", "'-1'", "positive number"]),
+    (["--grid", "--warmups", "100,x"], ["--warmups", "'x'", "integer >= 0"]),
+    (["--grid", "--depths", "0"], ["--depths", "'0'"]),
+    (["--grid", "--norms", "post-LN,mid-LN"], ["--norms", "'mid-LN'", "pre-LN"]),
+    (["--grid", "--steps", "0"], ["--steps", "'0'"]),
+    (["--grid", "--quick"], ["--grid runs the grid only"]),
+    (["--frobnicate"], ["unrecognized arguments: --frobnicate"]),
+])
+def test_a_wrong_flag_is_one_error_line(tmp_path, args, fragments):
+    out = tmp_path / "out"
+    result = run_script(*args, "--out", out)
+    assert_usage_error(result, *fragments)
+    assert not out.exists()
+
+
+def test_results_in_out_are_kept_unless_overwrite(tmp_path):
+    (tmp_path / "E1_expected_gradient_by_layer.csv").write_text("kept\n")
+    result = run_script("--quick", "--only", "E1", "--out", tmp_path)
+    assert_usage_error(result, f"--out {tmp_path} already holds results",
+                       "E1_expected_gradient_by_layer.csv", "--overwrite")
+    assert (tmp_path / "E1_expected_gradient_by_layer.csv").read_text() == "kept\n"
+
+
+def test_out_that_is_a_file_is_one_error_line(tmp_path):
+    (tmp_path / "a_file").write_text("not a folder\n")
+    result = run_script("--quick", "--only", "E1", "--out", tmp_path / "a_file")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and "a_file" in lines[0]
+
+
+@pytest.mark.slow
+def test_the_grid_runner_forecasts_then_writes_one_csv_and_one_figure(tmp_path):
+    result = run_script("--grid", "--lrs", "1e-3,1e-2", "--warmups", "0,5", "--depths", "1",
+                        "--steps", "6", "--out", tmp_path, timeout=600)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("grid: 8 runs of 6 steps; about ") and " min " in lines[0]
+    with open(tmp_path / "grid.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert len(rows) == 8
+    assert {(r["norm"], r["lr"], r["warmup"]) for r in rows} == {
+        (norm, lr, warmup) for norm in ("post-LN", "pre-LN") for lr in ("0.001", "0.01")
+        for warmup in ("0", "5")}
+    assert (tmp_path / "grid.png").stat().st_size > 0
+    again = run_script("--grid", "--depths", "1", "--steps", "6", "--out", tmp_path)
+    assert_usage_error(again, "already holds results", "grid.csv")
