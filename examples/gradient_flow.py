@@ -109,7 +109,9 @@ def refuse_to_overwrite(out, names, overwrite):
 def main_experiments(args, out):
     scale = QUICK if args.quick else DEFAULT
     if args.seeds:
-        scale = dataclasses.replace(scale, seeds=args.seeds, copy_seeds=args.seeds)
+        scale = dataclasses.replace(scale, seeds=args.seeds, copy_seeds=args.seeds,
+                                    perturbation_seeds=max(args.seeds,
+                                                           scale.perturbation_seeds))
     if scale.quick:
         print(SMOKE, flush=True)
     started, outcomes = time.perf_counter(), []
@@ -121,7 +123,7 @@ def main_experiments(args, out):
         for note in outcome.notes:
             print(f"    {note}", flush=True)
     summary_figure(outcomes, scale.quick).savefig(out / "summary.png", dpi=120)
-    print(f"({scale.seeds} seed(s), E6 {scale.copy_seeds}; "
+    print(f"({scale.seeds} seed(s), E6 {scale.copy_seeds}, E9 {scale.perturbation_seeds}; "
           f"{time.perf_counter() - started:.0f} s; plots and CSVs in {out})")
     if scale.quick:
         print(SMOKE)
