@@ -1,12 +1,13 @@
 """residual_jacobian_norms: the Hutchinson estimate against the exact Jacobian, built row by
-row with one-hot vector-Jacobian products on a tiny float64 model run layer by layer."""
+row with one-hot vector-Jacobian products on a tiny float64 model run layer by layer; and
+isometry_defects against a vector-Jacobian product taken by hand."""
 
 import numpy as np
 import pytest
 
 import minigrad as mg
 from transformer import Transformer, TransformerConfig
-from transformer.analysis import residual_blocks, residual_jacobian_norms
+from transformer.analysis import isometry_defects, residual_blocks, residual_jacobian_norms
 from transformer.data.batching import make_batch
 from transformer.data.vocab import Vocab
 
@@ -22,8 +23,8 @@ def tiny(norm_first):
     return model.to(dtype="float64"), make_batch(PAIRS, [0, 1], vocab)
 
 
-def exact_norms(model, batch):
-    """‖∂x_L/∂x_l‖_F from the full Jacobian: one VJP per element of the stack's output."""
+def run_layer_by_layer(model, batch):
+    """{stack: (the inputs of its layers, its output)}, run one layer at a time."""
     encoder, decoder = model.encoder, model.decoder
     x, encoder_inputs = encoder.embed(batch.src), []
     for layer in encoder.layers:
@@ -35,9 +36,13 @@ def exact_norms(model, batch):
         decoder_inputs.append(y)
         y = layer(y, memory, batch.src_mask, batch.tgt_mask)
     hidden = decoder.finish(y)
+    return {"encoder": (encoder_inputs, memory), "decoder": (decoder_inputs, hidden)}
+
+
+def exact_norms(model, batch):
+    """‖∂x_L/∂x_l‖_F from the full Jacobian: one VJP per element of the stack's output."""
     norms = {}
-    for stack, output, inputs in (("encoder", memory, encoder_inputs),
-                                  ("decoder", hidden, decoder_inputs)):
+    for stack, (inputs, output) in run_layer_by_layer(model, batch).items():
         squares = np.zeros(len(inputs))
         for index in range(output.size):
             one_hot = np.zeros(output.size)
@@ -72,3 +77,16 @@ def test_leaves_the_model_as_it_was():
     assert model.training
     assert all(block.observer is marker for *_, block in residual_blocks(model))
     assert residual_jacobian_norms(model, batch, n_samples=2, seed=3) == first
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+def test_isometry_defects_equal_a_vector_jacobian_product_by_hand(norm_first):
+    model, batch = tiny(norm_first)
+    defects = isometry_defects(model, batch, seed=5)
+    rng = np.random.default_rng(5)
+    for stack, (inputs, output) in run_layer_by_layer(model, batch).items():
+        v = rng.standard_normal(output.shape)
+        vjps = mg.grad(output, inputs, grad_outputs=mg.tensor(v), retain_graph=True)
+        expected = [np.linalg.norm(g.numpy() - v) / np.linalg.norm(v) for g in vjps]
+        np.testing.assert_allclose(defects[stack], expected, rtol=1e-9)
+        assert all(d > 0.01 for d in defects[stack])  # these stacks are not the identity
