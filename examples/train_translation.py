@@ -37,6 +37,9 @@ def parse_arguments(argv=None):
     parser = cli.ArgumentParser(description=__doc__)
     parser.add_argument("--task", choices=TASKS, help="default toy-en-es")
     parser.add_argument("--data", help="a TSV file of 'source<TAB>target' lines (--task pairs)")
+    parser.add_argument("--skip-bad-lines", action="store_true",
+                        help="leave out the bad lines of --data (they are listed) instead of "
+                             "refusing the file")
     parser.add_argument("--out", help="run folder (default: runs/TASK)")
     run = parser.add_mutually_exclusive_group()
     run.add_argument("--resume", action="store_true", help="continue the run in --out")
@@ -70,6 +73,9 @@ def parse_arguments(argv=None):
     if args.data is not None and args.task not in ("pairs", "de-en"):
         parser.error(f"--data {args.data}: only --task pairs and --task de-en read a data "
                      "file (add --task pairs)")
+    if args.skip_bad_lines and args.task != "pairs":
+        parser.error("--skip-bad-lines: only --task pairs reads a TSV file that may have bad "
+                     "lines (add --task pairs --data FILE)")
     if args.task == "pairs" and args.data is None and not args.resume:
         parser.error("--task pairs needs --data FILE, a TSV file of 'source<TAB>target' lines")
     d_model = args.d_model or MAIN_JOB_MODEL["d_model"]
@@ -98,7 +104,7 @@ def main(argv=None):
         metrics = train_translation(
             args.task, args.out or f"runs/{args.task or 'toy-en-es'}", data=args.data,
             resume=args.resume, overwrite=args.overwrite, device=args.device,
-            subword=args.subword,
+            subword=args.subword, skip_bad_lines=args.skip_bad_lines,
             model_options=given(d_model=args.d_model, n_heads=args.heads,
                                 n_encoder_layers=args.layers, n_decoder_layers=args.layers,
                                 d_ff=args.d_ff, dropout=args.dropout,

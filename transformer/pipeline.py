@@ -1,6 +1,7 @@
 """The main job as one function: data -> vocabulary -> model -> Trainer -> final evaluation,
 leaving a complete run folder. The example scripts only parse flags and call this."""
 
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
@@ -62,12 +63,15 @@ def build_vocab(splits, tokenizer=WORDS):
     """The joint vocabulary of a task, from the source and target tokens of its train split
     (and, for subwords, every piece of both models); it knows which tokens it saw on the
     source side."""
-    sources = [tokenizer.source(e.src) for e in splits["train"]]
-    targets = [tokenizer.target(e.tgt) for e in splits["train"]]
+    counts, source = Counter(), Counter()
+    for example in splits["train"]:  # one pass: a corpus file's train split is read from it
+        source.update(tokenizer.source(example.src))
+        counts.update(tokenizer.target(example.tgt))
     if tokenizer.kind == "subword":
-        sources.append(tokenizer.pieces("source"))
-        targets.append(tokenizer.pieces("target"))
-    return Vocab.build(sources + targets, source_token_lists=sources)
+        source.update(tokenizer.pieces("source"))
+        counts.update(tokenizer.pieces("target"))
+    counts.update(source)
+    return Vocab.from_counts(counts, source_tokens=source)
 
 
 def unknown_rate(examples, vocab, tokenizer=WORDS):
@@ -95,13 +99,16 @@ def fresh_setup(task="toy-en-es", model_options=None, seed=0, data=None):
     return vocab, build_model_config(vocab, splits, model_options)
 
 
-def load_splits(task, data=None, seed=0):
+def load_splits(task, data=None, seed=0, skip_bad_lines=False):
     """The splits of `task`, or ConfigError (one line, naming the data file) when its data
-    cannot be read or is too small to train and validate on."""
+    cannot be read or is too small to train and validate on. What a corpus file's reader left
+    out (bad lines with `skip_bad_lines`, duplicates) is printed."""
     try:
-        splits = load_task(task, data=data, seed=seed)
+        splits = load_task(task, data=data, seed=seed, skip_bad_lines=skip_bad_lines)
     except (OSError, ValueError) as error:
         raise ConfigError(" ".join(str(error).split())) from None
+    for note in getattr(splits["train"], "notes", list)():
+        print(note)
     sizes = {name: len(splits.get(name, ())) for name in ("train", "valid", "test")}
     if not all(sizes.values()):
         source = f"data file {data}" if data is not None else f"task {task}"
@@ -113,12 +120,13 @@ def load_splits(task, data=None, seed=0):
 
 def train_translation(task, out, model_options=None, training_options=None, data=None,
                       resume=False, overwrite=False, device=None, showcase=SHOWCASE,
-                      subword=None):
+                      subword=None, skip_bad_lines=False):
     """Train on `task` (None: toy-en-es, or with `resume` the run's own) into run folder
     `out`, then evaluate the best checkpoint on every held-out split. Returns the final
     metrics (also metrics.json), or None when training was interrupted. `subword` (pieces
     per language) trains SentencePiece models on the train split instead of the word-level
-    tokenizer; they are saved in the run folder.
+    tokenizer; they are saved in the run folder. `skip_bad_lines` leaves out the bad lines of
+    a pairs file instead of refusing it (a resumed run keeps its own choice).
 
     A folder that already holds a run is refused (ConfigError) unless `resume` (continue it:
     its saved configuration holds, and options given that differ from it raise
@@ -131,11 +139,12 @@ def train_translation(task, out, model_options=None, training_options=None, data
     if resume:
         task, data, model_config, training_config = resumed_configuration(
             folder, task, data, model_options, training_options, subword)
+        skip_bad_lines = folder.config()["task"].get("skip_bad_lines", False)
     else:
         folder.check_new_run(overwrite)
         task = task or "toy-en-es"
         training_config = TrainingConfig(**(training_options or {}))
-    splits = load_splits(task, data, training_config.seed)
+    splits = load_splits(task, data, training_config.seed, skip_bad_lines)
     if resume:
         vocab, tokenizer = folder.vocab(), folder.tokenizer()
     else:
@@ -164,7 +173,8 @@ def train_translation(task, out, model_options=None, training_options=None, data
             described = tokenizer.describe()
             if subword is not None:
                 described["size"] = subword
-            staging.write_json("config.json", {"task": {"name": task, "data": data_file},
+            staging.write_json("config.json", {"task": {"name": task, "data": data_file,
+                                                        "skip_bad_lines": skip_bad_lines},
                                                "tokenizer": described,
                                                "model": model_config.to_dict(),
                                                "training": asdict(training_config)})

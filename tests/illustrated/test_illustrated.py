@@ -24,7 +24,7 @@ TITLES = ("The black box and the stacks", "From words to vectors",
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
 
 
-def article_task(name, data=None, seed=0):
+def article_task(name, data=None, seed=0, skip_bad_lines=False):
     """A stand-in for load_task("toy-en-es") (whose 50,000 sentences take seconds to make): the
     articles' sentences with the toy grammar's translations."""
     assert name == "toy-en-es"

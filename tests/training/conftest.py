@@ -18,7 +18,7 @@ MEMORIZING_MODEL = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decod
                     "d_ff": 64, "dropout": 0.0}
 MEMORIZING_TRAINING = {"steps": 200, "batch_size": 16, "warmup_steps": 20, "lr_factor": 2.0,
                        "eval_every": 100, "checkpoint_every": 100, "log_every": 50,
-                       "progress": False}
+                       "progress": False, "seed": 1}  # its split trains on both article sentences
 
 
 @dataclass
@@ -45,4 +45,5 @@ def memorized_run(tmp_path_factory):
     out = root / "run"
     train_translation("pairs", out, MEMORIZING_MODEL, MEMORIZING_TRAINING, data=tsv,
                       showcase=())
-    return MemorizedRun(out, load_task("pairs", data=tsv)["train"])
+    train = load_task("pairs", data=tsv, seed=MEMORIZING_TRAINING["seed"])["train"]
+    return MemorizedRun(out, list(train))

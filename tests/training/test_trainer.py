@@ -311,7 +311,7 @@ def test_a_nan_before_any_checkpoint_says_there_is_none():
 
 # ----- the run folder -------------------------------------------------------------------------
 
-def small_toy_en_es(name, data=None, seed=0):
+def small_toy_en_es(name, data=None, seed=0, skip_bad_lines=False):
     """The toy-en-es task, drawn smaller (the full 50,000 pairs take seconds to draw)."""
     assert name == "toy-en-es" and data is None
     return toy_en_es(seed, n_train=1000, n_valid=20, n_test=20, n_compositional=20)
@@ -327,7 +327,8 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
     folder = RunFolder(out)
 
     config = folder.read_json("config.json")
-    assert config["task"] == {"name": "toy-en-es", "data": None}
+    assert config["task"] == {"name": "toy-en-es", "data": None, "skip_bad_lines": False}
+    assert config["tokenizer"] == {"kind": "word"}
     splits = small_toy_en_es("toy-en-es")
     vocab = build_vocab(splits)
     assert TransformerConfig.from_dict(config["model"]) == \

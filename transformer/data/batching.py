@@ -2,6 +2,7 @@
 whose position is part of the checkpoint."""
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -28,7 +29,10 @@ class Batch:
 
 def encode_pairs(examples, vocab, tokenizer=WORDS):
     """Examples -> list of (source ids, target ids) without BOS/EOS, split into tokens by
-    `tokenizer` (word-level by default, or a SubwordTokenizer)."""
+    `tokenizer` (word-level by default, or a SubwordTokenizer). A corpus file's split
+    (`corpus.PairsSplit`) gives a sequence that encodes each pair when a batch asks for it."""
+    if hasattr(examples, "encoded"):
+        return examples.encoded(vocab, tokenizer)
     return [(vocab.encode(tokenizer.source(e.src)), vocab.encode(tokenizer.target(e.tgt)))
             for e in examples]
 
@@ -60,39 +64,85 @@ def batches_in_order(pairs, vocab, batch_size, device=None):
         yield make_batch(pairs, order[start:start + batch_size], vocab, device)
 
 
+def token_lengths(pairs, rows):
+    """(source lengths, target lengths) of the encoded pairs at `rows`."""
+    return (np.array([len(pairs[r][0]) for r in rows], np.int64),
+            np.array([len(pairs[r][1]) for r in rows], np.int64))
+
+
 class BatchIterator:
     """Endless training batches: each epoch a seeded permutation, cut into pools of 50 batches,
     each pool sorted by length (little padding) and cut into batches, then the batch order
-    shuffled. The position (epoch, batch) is all that is needed to resume exactly."""
+    shuffled. The position (epoch, batch) is all that is needed to resume exactly.
+
+    `pairs` is a sequence of (source ids, target ids); one with a `lengths(rows)` method
+    (a corpus file's) gives the lengths to sort by without being encoded. An epoch's plan is
+    two integer arrays, whatever the corpus size. With `world_size` > 1 every rank builds the
+    same plan and takes every world_size-th batch from `rank` on, the epoch cut to a multiple
+    of world_size, so that all ranks run the same number of steps (`shard`)."""
 
     pool_batches = 50
 
-    def __init__(self, pairs, vocab, batch_size, seed=0, device=None):
+    def __init__(self, pairs, vocab, batch_size, seed=0, device=None, rank=0, world_size=1):
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is not one of world_size {world_size}'s ranks "
+                             f"(0..{world_size - 1})")
         self.pairs, self.vocab, self.batch_size = pairs, vocab, batch_size
         self.seed, self.device = seed, device
+        self.rank, self.world_size = rank, world_size
         self.epoch, self.position = 0, 0
         self._plan = None
+        full_pools, rest = divmod(len(pairs), batch_size * self.pool_batches)
+        batches = full_pools * self.pool_batches + -(-rest // batch_size)
+        if batches < world_size:
+            raise ValueError(f"{len(pairs)} pairs make {batches} batch(es) of {batch_size}, "
+                             f"fewer than world_size {world_size}")
 
-    def _epoch_plan(self):
-        rng = np.random.default_rng([self.seed, self.epoch])
-        order = rng.permutation(len(self.pairs))
+    def shard(self, rank, world_size):
+        """This iterator's batches as rank `rank` of `world_size` takes them."""
+        return BatchIterator(self.pairs, self.vocab, self.batch_size, self.seed, self.device,
+                             rank, world_size)
+
+    def epoch_plan(self, epoch):
+        """(rows, starts) of the global plan of `epoch`: batch i is rows[starts[i]:
+        starts[i] + batch_size] (the last batch of a pool may be shorter)."""
+        rng = np.random.default_rng([self.seed, epoch])
+        rows = rng.permutation(len(self.pairs))
         pool = self.batch_size * self.pool_batches
-        plan = []
-        for start in range(0, len(order), pool):
-            chunk = sorted(order[start:start + pool].tolist(),
-                           key=lambda r: (len(self.pairs[r][0]), len(self.pairs[r][1])))
-            plan += [chunk[i:i + self.batch_size] for i in range(0, len(chunk), self.batch_size)]
-        return [plan[i] for i in rng.permutation(len(plan))]
+        lengths = getattr(self.pairs, "lengths", None) or partial(token_lengths, self.pairs)
+        for start in range(0, len(rows), pool):
+            chunk = rows[start:start + pool]
+            source, target = lengths(chunk)
+            rows[start:start + pool] = chunk[np.lexsort((target, source))]  # stable
+        starts = np.concatenate([np.arange(start, min(start + pool, len(rows)),
+                                           self.batch_size)
+                                 for start in range(0, len(rows), pool)])
+        return rows, starts[rng.permutation(len(starts))]
+
+    def __len__(self):
+        """Batches of this rank in one epoch."""
+        return len(self._epoch()[1])
+
+    def _epoch(self):
+        if self._plan is None:
+            rows, starts = self.epoch_plan(self.epoch)
+            rounds = len(starts) // self.world_size
+            self._plan = rows, starts[:rounds * self.world_size][self.rank::self.world_size]
+        return self._plan
+
+    def batch_rows(self, rows, start):
+        pool_end = (start // (self.batch_size * self.pool_batches) + 1) * \
+            self.batch_size * self.pool_batches
+        return rows[start:min(start + self.batch_size, pool_end)].tolist()
 
     def next_batch(self):
-        if self._plan is None:
-            self._plan = self._epoch_plan()
-        if self.position >= len(self._plan):
+        rows, starts = self._epoch()
+        if self.position >= len(starts):
             self.epoch, self.position, self._plan = self.epoch + 1, 0, None
             return self.next_batch()
-        rows = self._plan[self.position]
+        batch = self.batch_rows(rows, int(starts[self.position]))
         self.position += 1
-        return make_batch(self.pairs, rows, self.vocab, self.device)
+        return make_batch(self.pairs, batch, self.vocab, self.device)
 
     def state_dict(self):
         return {"epoch": self.epoch, "position": self.position}

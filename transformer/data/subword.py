@@ -14,6 +14,7 @@ import io
 
 MARK = "\u2581"  # SentencePiece's word-start mark
 SIDES = ("source", "target")
+TRAINING_SAMPLE = 1_000_000  # sentences per side
 
 
 def _sentencepiece():
@@ -48,20 +49,24 @@ class SubwordTokenizer:
     @classmethod
     def train(cls, sources, targets, pieces: int, threads: int = 1):
         """Train a unigram model of at most `pieces` pieces on each side's sentences (the
-        train split). Fewer come out when the text does not hold that many."""
+        train split; iterables, read once). Fewer come out when the text does not hold that
+        many. Of a larger corpus, a sample of TRAINING_SAMPLE sentences (always the same one
+        for the same sentences) is what the models are trained on."""
         spm = _sentencepiece()
         models = []
         for side, sentences in zip(SIDES, (sources, targets)):
             model = io.BytesIO()
+            spm.set_random_generator_seed(0)
             try:
                 spm.SentencePieceTrainer.train(
                     sentence_iterator=iter(sentences), model_writer=model, vocab_size=pieces,
                     model_type="unigram", character_coverage=1.0, hard_vocab_limit=False,
                     unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, num_threads=threads,
+                    input_sentence_size=TRAINING_SAMPLE, shuffle_input_sentence=True,
                     minloglevel=2)
             except RuntimeError as error:
                 raise ValueError(f"SentencePiece could not train the {side} tokenizer with "
-                                 f"{pieces} pieces on {len(sentences)} sentences: "
+                                 f"{pieces} pieces: "
                                  f"{' '.join(str(error).split())}") from None
             models.append(model.getvalue())
         return cls(*models)

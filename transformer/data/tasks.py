@@ -3,7 +3,8 @@
 - toy-en-es: the synthetic English→Spanish grammar, with a compositional split too;
 - copy, reverse: random sequences of the symbols "1".."10" (1 to 10 of them), the target
   the same sequence or reversed (the first example of the Annotated Transformer);
-- pairs: a user's TSV file, one "source<TAB>target" per line, split 90/5/5;
+- pairs: a user's TSV file, one "source<TAB>target" per line, of any size (read by
+  `corpus.PairsFile`, which keeps only compact arrays per line), split 90/5/5 by the seed;
 - de-en: German→English example sentences of Debian's trans-de-en dictionary
   (`apt-get install trans-de-en`), split 90/5/5. The data stays on the machine.
 """
@@ -11,6 +12,7 @@
 import random
 from pathlib import Path
 
+from .corpus import PairsFile
 from .example import Example
 from .grammar import toy_en_es
 
@@ -21,15 +23,18 @@ _N_SYMBOL_TRAIN, _N_SYMBOL_HELD = 10_000, 500  # train; valid and test each
 _NOT_IN_SENTENCES = frozenset("[]{}()/<>|~…=+")  # dictionary markup and alternatives
 
 
-def load_task(name: str, data=None, seed: int = 0) -> dict[str, list[Example]]:
+def load_task(name: str, data=None, seed: int = 0,
+              skip_bad_lines: bool = False) -> dict[str, list[Example]]:
     """The splits of task `name`; `data` is the TSV file of "pairs" (or another path to
-    the dictionary of "de-en")."""
+    the dictionary of "de-en"). A pairs file's bad lines are refused (ValueError naming
+    them) unless `skip_bad_lines`; its train split is a `corpus.PairsSplit`, read from the
+    file as it is used."""
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; the tasks are {', '.join(TASKS)}")
     if name == "pairs":
         if data is None:
             raise ValueError("the pairs task needs data=PATH of a 'source<TAB>target' file")
-        return _split(_read_pairs(Path(data)), seed)
+        return PairsFile(data, skip_bad_lines).split(seed)
     if name == "de-en":
         return _split(_read_dictionary(Path(data or DE_EN_DICTIONARY)), seed)
     if data is not None:
@@ -63,33 +68,6 @@ def _three_way(examples: list[Example], n_held: int) -> dict[str, list[Example]]
     """The first `n_held` examples for valid, the next `n_held` for test, the rest train."""
     return {"train": examples[2 * n_held:], "valid": examples[:n_held],
             "test": examples[n_held:2 * n_held]}
-
-
-def _read_pairs(path: Path) -> list[Example]:
-    """The pairs of a TSV file; blank lines and lines starting with # are skipped."""
-    if not path.exists():
-        raise FileNotFoundError(f"data file {path} does not exist")
-    if not path.is_file():
-        raise ValueError(f"data file {path} is not a file; give a 'source<TAB>target' TSV file")
-    examples = []
-    with path.open(encoding="utf-8") as file:
-        try:
-            lines = list(enumerate(file, start=1))
-        except UnicodeDecodeError as error:
-            raise ValueError(f"data file {path} is not UTF-8 text ({error.reason}); give a "
-                             "'source<TAB>target' TSV file") from None
-        for number, line in lines:
-            line = line.rstrip("\r\n")
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            fields = [field.strip() for field in line.split("\t")]
-            if len(fields) != 2 or not all(fields):
-                raise ValueError(f"data file {path}, line {number}: expected "
-                                 f"'source<TAB>target', found {line[:80]!r}")
-            examples.append(Example(fields[0], fields[1], "pairs"))
-    if not examples:
-        raise ValueError(f"data file {path} has no 'source<TAB>target' lines")
-    return examples
 
 
 def _read_dictionary(path: Path) -> list[Example]:

@@ -48,11 +48,18 @@ class Vocab:
         Order is deterministic: specials, then by descending frequency, ties alphabetical.
         """
         counts = Counter(token for tokens in token_lists for token in tokens)
-        kept = [t for t, n in counts.items() if n >= min_freq and t not in SPECIALS]
-        kept.sort(key=lambda token: (-counts[token], token))
         source = None
         if source_token_lists is not None:
-            source = {t for tokens in source_token_lists for t in tokens} & set(kept)
+            source = {t for tokens in source_token_lists for t in tokens}
+        return cls.from_counts(counts, min_freq, source)
+
+    @classmethod
+    def from_counts(cls, counts, min_freq: int = 1, source_tokens=None) -> "Vocab":
+        """`build` from token counts (a Counter) already made, e.g. in one pass over a
+        large corpus; `source_tokens`: those seen on the source side."""
+        kept = [t for t, n in counts.items() if n >= min_freq and t not in SPECIALS]
+        kept.sort(key=lambda token: (-counts[token], token))
+        source = None if source_tokens is None else set(source_tokens) & set(kept)
         return cls(SPECIALS + tuple(kept), source)
 
     @property
