@@ -162,3 +162,28 @@ def test_the_counted_matmul_flops_are_what_torch_counts(name):
     with FlopCounterMode(display=False) as counter:
         _torch_loss(model(src, tgt_in), tgt_out.numpy()).backward()
     assert train_step.matmul_flops(config) == counter.get_total_flops()
+
+
+@pytest.mark.parametrize("share_embeddings", [True, False])
+def test_the_reference_loads_our_safetensors_export_and_gives_the_same_logits(
+        tmp_path, share_embeddings):
+    """A file of `transformer.weights.export_weights`, read by safetensors' PyTorch loader
+    with no minigrad code, is the reference model's weights under `torch_name`."""
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    from transformer.weights import export_weights
+
+    config = configs.CONFIGS["tiny"]
+    kwargs = {**config.model_kwargs(), "share_embeddings": share_embeddings}
+    mg.manual_seed(0)
+    ours = Transformer(kwargs).eval()
+    path = tmp_path / "model.safetensors"
+    export_weights(ours, path)
+    theirs = reference.Transformer(**kwargs).eval()
+    reference.load_minigrad_weights(theirs, safetensors_torch.load_file(str(path)))
+
+    src, tgt_in, _ = configs.random_batch(config)
+    with mg.no_grad():
+        logits = ours(mg.tensor(src), mg.tensor(tgt_in)).numpy()
+    with torch.no_grad():
+        torch_logits = theirs(torch.from_numpy(src), torch.from_numpy(tgt_in)).numpy()
+    np.testing.assert_allclose(logits, torch_logits, rtol=1e-4, atol=1e-4)
