@@ -115,3 +115,13 @@ def test_subword_flag_errors_are_one_line(tmp_path, corpus):
 def test_metrics_json_records_the_tokenizer_figures(subword_run):
     out, metrics = subword_run
     assert json.loads((out / "metrics.json").read_text()) == metrics
+
+
+def test_vocabularies_py_compares_word_level_and_subword(corpus):
+    result = run_example("vocabularies.py", "--task", "pairs", "--data", corpus, "--subword",
+                         "60")
+    assert result.returncode == 0, result.stderr
+    word, subword = result.stdout.splitlines()
+    assert word.startswith("word-level") and subword.startswith("--subword 60")
+    rates = [float(line.split("unknown")[1].split("%")[0]) for line in (word, subword)]
+    assert rates[0] > 10 > rates[1]

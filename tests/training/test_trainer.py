@@ -329,6 +329,7 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
 
     config = folder.read_json("config.json")
     assert config["task"] == {"name": "toy-en-es", "data": None, "skip_bad_lines": False}
+    assert config["tokenizer"] == {"kind": "word"}
     splits = small_toy_en_es("toy-en-es")
     vocab = build_vocab(splits)
     assert TransformerConfig.from_dict(config["model"]) == \
