@@ -1,4 +1,4 @@
-"""The model shapes and training settings every benchmark uses (issue 7), in one place, so that
+"""The model shapes and training settings every benchmark uses, in one place, so that
 minigrad and PyTorch always run the same model on the same data.
 
     tiny:  d_model 64,  4 heads, 2+2 layers, d_ff 256,  vocab 1000,  batch 32, length 16
