@@ -631,7 +631,7 @@ def e7_skip_versus_branch(study):
               Check(f"post-LN share layer {depth}", post_last)]
     figure = plot_depth_profiles(panels, f"E7: ‖branch part of ∂L/∂x‖ / ‖∂L/∂s‖ per block "
                                          f"type ({depth}+{depth} layers, init)",
-                                 ylabel="branch / skip", theory=theory)
+                                 ylabel="branch / skip", theory=theory, columns=3)
     return Outcome("E7", "skip_versus_branch", "Xiong et al. 2020 §3.2",
                    "the branch's share of ∂L/∂x against the skip's, means over block types",
                    checks, study.all_rows(("post-LN", "pre-LN"), [depth]), figure)

@@ -51,15 +51,20 @@ def _draw_guides(ax, bounds, theory):
 
 
 def plot_depth_profiles(panels, title, xlabel="layer", ylabel="gradient norm", log_x=False,
-                        log_y=True, bounds=None, theory=None, sharey=True, path=None):
+                        log_y=True, bounds=None, theory=None, sharey=True, columns=None,
+                        path=None):
     """A quantity against layer (or depth), one line per configuration, mean with error bars
     of ± one standard deviation over seeds. `panels` = {panel title: {line label: (xs,
     values)}}, values (n_seeds, len(xs)); one panel each (e.g. encoder and decoder), on one
     y axis unless `sharey` is False. `bounds` = {panel title: {label: y}} draws the judged
-    bounds, `theory` = {panel title: {label: (xs, ys)}} the theory's lines."""
-    figure, axes = new_figure(1, len(panels), sharey=sharey)
+    bounds, `theory` = {panel title: {label: (xs, ys)}} the theory's lines. The panels fill
+    rows of `columns` (default: all in one row)."""
+    columns = columns or len(panels)
+    figure, axes = new_figure(math.ceil(len(panels) / columns), columns, sharey=sharey)
+    for ax in axes.flat[len(panels):]:
+        ax.set_axis_off()
     bounds, theory = bounds or {}, theory or {}
-    for ax, (panel_title, lines) in zip(axes[0], panels.items()):
+    for ax, (panel_title, lines) in zip(axes.flat, panels.items()):
         for label, (xs, values) in lines.items():
             mean, std = _mean_std(values)
             ax.errorbar(xs, mean, yerr=std, marker="o", capsize=3, label=label)
