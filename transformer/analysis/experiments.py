@@ -748,11 +748,11 @@ def e9_output_change_by_depth(study):
             [h / harmonic[0] for h in harmonic]
         theory[f"{variant} theory: {'O(N)' if variant == 'post-LN' else 'O(log N)'}"] = \
             (depths, [start * s for s in shape])
-    figure = plot_depth_profiles({"decoder output": lines},
-                                 f"E9: output change under a {PERTURBATION:g}·rms weight "
-                                 f"perturbation (init)", xlabel="layers per stack",
+    panel = f"decoder output, W* = W + {PERTURBATION:g}·rms·noise"
+    figure = plot_depth_profiles({panel: lines}, "E9: output change, weights perturbed (init)",
+                                 xlabel="layers per stack",
                                  ylabel="‖f(W*) − f(W)‖² / ‖f(W)‖²", log_x=True,
-                                 theory={"decoder output": theory})
+                                 theory={panel: theory})
     return Outcome("E9", "output_change_by_depth", "Liu et al. 2020 §4.2 Thm. 2",
                    f"log-log slope of the output change against depth {depths}", checks,
                    rows, figure)

@@ -46,8 +46,9 @@ def _draw_guides(ax, bounds, theory):
     for number, (label, y) in enumerate(bounds.items()):
         ax.axhline(y, color="0.45", linewidth=1, linestyle=LINE_STYLES[1 + number % 3],
                    label=label)
-    for label, (xs, ys) in theory.items():
-        ax.plot(xs, ys, color="0.2", linewidth=1.5, alpha=0.6, linestyle=":", label=label)
+    for number, (label, (xs, ys)) in enumerate(theory.items()):
+        ax.plot(xs, ys, color="0.2", linewidth=1.5, alpha=0.6,
+                linestyle=(":", "-.")[number % 2], label=label)
 
 
 def plot_depth_profiles(panels, title, xlabel="layer", ylabel="gradient norm", log_x=False,
