@@ -82,8 +82,8 @@ class GradientFlowRecorder(Callback):
         recorder.to_csv("flow.csv")
 
     As a Trainer callback (`callbacks=[recorder]`, the training inside the with block) it
-    records the steps whose number is a multiple of `every` (1: every step; a step holds
-    about 40 rows per layer and sublayer plus 2 per parameter): `end_pass(step)` after the
+    records the steps whose number is a multiple of `every` (1: every step; a step holds 7
+    rows per block, 1 per layer and up to 2 per parameter): `end_pass(step)` after the
     backward, `after_update()` after the optimizer step; other steps are not observed. A pass
     is one forward that builds a graph and its backward; it ends with `end_pass`, when a block
     runs again, or when the block exits. Forward passes without a graph (no_grad, evaluation)
