@@ -204,7 +204,7 @@ def test_update_ratio_of_an_sgd_step():
         assert ratio == pytest.approx(0.1 * grads[name] / before[name], rel=1e-9)
 
 
-def train_with_recorder(steps, every=1):
+def train_with_recorder(steps, every=1, accumulate=1):
     """A tiny model trained `steps` Trainer steps with a recorder sampling every `every`-th."""
     sentences = ["a b c", "b c d", "c d a", "d a b", "a c", "b d"]
     examples = [Example(s, s, "copy") for s in sentences]
@@ -215,7 +215,7 @@ def train_with_recorder(steps, every=1):
         d_ff=16, dropout=0.0, max_len=16, share_embeddings=True))
     batches = BatchIterator(encode_pairs(examples, vocab), vocab, batch_size=3)
     config = TrainingConfig(steps=steps, batch_size=3, warmup_steps=2, eval_every=3,
-                            eval_examples=2, progress=False)
+                            eval_examples=2, progress=False, accumulate=accumulate)
     with GradientFlowRecorder(model, "callback", every=every) as recorder:
         Trainer(model, batches, examples, vocab, config, callbacks=[recorder]).train()
     assert all(block.observer is None for *_, block in residual_blocks(model))
@@ -247,3 +247,16 @@ def test_a_bad_sampling_interval_is_refused_in_one_line(every):
     with pytest.raises(ValueError, match=r"GradientFlowRecorder: every must be a positive "
                                          r"integer .*got"):
         GradientFlowRecorder(tiny_model(), every=every)
+
+
+def test_the_micro_batches_of_a_step_are_numbered_with_it():
+    model, recorder = train_with_recorder(3, accumulate=3)
+    assert {row["step"] for row in recorder.rows} == {1, 2, 3}
+    for step in (1, 2, 3):
+        rows = select(recorder.rows, step=step)
+        assert len(select(rows, quantity="grad_in")) == 3 * 10  # one pass per micro-batch
+        assert len(select(rows, quantity="param_grad_norm")) == \
+            len(list(model.named_parameters()))  # the step's accumulated gradient, once
+    _, sampled = train_with_recorder(4, every=2, accumulate=3)
+    assert {row["step"] for row in sampled.rows} == {2, 4}
+    assert len(select(sampled.rows, step=2, quantity="grad_in")) == 3 * 10

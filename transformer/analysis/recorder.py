@@ -84,7 +84,8 @@ class GradientFlowRecorder(Callback):
     As a Trainer callback (`callbacks=[recorder]`, the training inside the with block) it
     records the steps whose number is a multiple of `every` (1: every step; a step holds 7
     rows per block, 1 per layer and up to 2 per parameter): `end_pass(step)` after the
-    backward, `after_update()` after the optimizer step; other steps are not observed. A pass
+    backward, `after_update()` after the optimizer step; other steps are not observed; a step
+    of several micro-batches gives one pass per micro-batch, all numbered with the step. A pass
     is one forward that builds a graph and its backward; it ends with `end_pass`, when a block
     runs again, or when the block exits. Forward passes without a graph (no_grad, evaluation)
     are not recorded; outside the with block nothing is hooked. Closed passes' rows are in
@@ -102,6 +103,7 @@ class GradientFlowRecorder(Callback):
         self._pass_rows, self._ran, self._handles = [], set(), []
         self._weights = None  # copies taken by end_pass, for update_ratio
         self._observing = True  # False while the Trainer runs a step that is not sampled
+        self._step_start = 0  # where the rows of the Trainer's step under way begin
 
     # ----- attaching ------------------------------------------------------------------------
     def attach(self):
@@ -125,14 +127,18 @@ class GradientFlowRecorder(Callback):
 
     # ----- Trainer callback -----------------------------------------------------------------
     def on_backward_end(self, trainer, step, batch):
-        if step % self.every == 0:
+        if step % self.every == 0:  # the step's earlier micro-batches, closed as they ended
+            for row in self.rows[self._step_start:]:
+                row["step"] = step
             self.end_pass(step)
         else:  # the first step of a run, observed before its number was known
+            del self.rows[self._step_start:]
             self._drop_pass()
 
     def on_step_end(self, trainer, step, record):
         if self._weights is not None:
             self.after_update()
+        self._step_start = len(self.rows)
         self._observing = (step + 1) % self.every == 0
 
     # ----- passes ---------------------------------------------------------------------------
@@ -160,7 +166,8 @@ class GradientFlowRecorder(Callback):
         self._weights = None
 
     def _close_pass(self, step=None):
-        """Number the rows of the pass in progress and drop its hooks."""
+        """Number the rows of the pass in progress (default: the next number) and drop its
+        hooks."""
         if self._pass_rows:
             self.passes = self.passes + 1 if step is None else step
             self.rows += [dict(row, step=self.passes) for row in self._pass_rows]
