@@ -37,7 +37,7 @@ def main():
     model.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
     training = parser.add_argument_group("training")
     training.add_argument("--steps", type=int,
-                          help="training steps (default 3000; with --resume: extend the run)")
+                          help="training steps (default 5000; with --resume: extend the run)")
     training.add_argument("--batch-size", type=int, default=64)
     training.add_argument("--warmup", type=int, default=400)
     training.add_argument("--lr-factor", type=float, default=1.0)

@@ -23,7 +23,7 @@ from .run_folder import RunFolder
 class TrainingConfig:
     """Adam(0.9, 0.98, 1e-9) with the Noam schedule, label smoothing 0.1 (paper §5.3-5.4)."""
 
-    steps: int = 3000
+    steps: int = 5000
     batch_size: int = 64
     lr_factor: float = 1.0
     warmup_steps: int = 400

@@ -1,0 +1,56 @@
+"""The default main job on toy-en-es against its quality targets on every held-out split
+(docs/data.md): test >= 0.99, compositional >= 0.95, cross-construction >= 0.95 overall and
+>= 0.9 for each held-out feature pair, and no greedy output longer than twice its reference.
+Quality figures only: how long training takes is a benchmark's business, not a test's.
+
+Two targets are not reached yet (docs/data.md, "What the main job reaches"): they are strict
+xfails, so reaching them turns these tests red until the marks are removed."""
+
+import pytest
+
+from transformer.data.grammar import HELD_OUT_FEATURE_PAIRS
+
+SPLITS = ("test", "compositional", "cross_construction")
+NOT_YET = pytest.mark.xfail(strict=True, reason="a target the default main job misses; "
+                                                "docs/data.md says by how much")
+
+
+@pytest.mark.slow
+def test_test_and_compositional_splits_reach_their_targets(main_job_run):
+    assert main_job_run.metrics["test_exact_match"] >= 0.99
+    assert main_job_run.metrics["compositional_exact_match"] >= 0.95
+
+
+@pytest.mark.slow
+@NOT_YET
+def test_cross_construction_reaches_its_targets(main_job_run):
+    pairs = main_job_run.metrics["cross_construction_pairs"]
+    assert set(pairs) == HELD_OUT_FEATURE_PAIRS
+    assert main_job_run.metrics["cross_construction_exact_match"] >= 0.95
+    assert {pair: figure for pair, figure in pairs.items() if figure < 0.9} == {}
+
+
+@pytest.mark.slow
+@NOT_YET
+def test_no_output_is_longer_than_twice_its_reference(main_job_run):
+    ratios = {split: main_job_run.metrics[f"{split}_max_length_ratio"] for split in SPLITS}
+    assert {split: ratio for split, ratio in ratios.items() if ratio > 2} == {}
+
+
+@pytest.mark.slow
+def test_the_main_job_prints_each_split_and_each_held_out_pair(main_job_run):
+    lines = main_job_run.stdout.splitlines()
+    for split in SPLITS:
+        line = metrics_line(lines, f"{split}:")
+        assert f"exact match {main_job_run.metrics[split + '_exact_match']:.4f}" in line
+    pairs = main_job_run.metrics["cross_construction_pairs"]
+    assert set(pairs) == HELD_OUT_FEATURE_PAIRS
+    for pair, value in pairs.items():
+        assert f"exact match {value:.4f}" in metrics_line(lines, pair)
+
+
+def metrics_line(lines, label):
+    """The one printed line that starts with `label` (after its indentation)."""
+    found = [line for line in lines if line.strip().startswith(label)]
+    assert len(found) == 1, (label, found)
+    return found[0]
