@@ -4,9 +4,10 @@
   when it is not launched by mpiexec, so that it has no special cases).
 - `MPICommunicator`: MPI through mpi4py, on host (NumPy) arrays.
 
-Every collective of `MPICommunicator` is started non-blocking and waited for by polling with
-short sleeps, so that a waiting rank sleeps instead of spinning a core (MPI's blocking calls
-busy-wait), and so that it has a deadline: a rank that waits longer than `timeout_s` prints
+Every collective of `MPICommunicator` is started non-blocking and waited for by polling, with
+short sleeps once it takes longer than a few milliseconds, so that a waiting rank leaves its
+core to others instead of spinning (MPI's blocking calls busy-wait), and so that it has a
+deadline: a rank that waits longer than `timeout_s` prints
 which collective it was in and at which step, and aborts the whole job (MPI jobs otherwise
 hang for ever when one rank dies or takes another path).
 """
@@ -18,6 +19,26 @@ import time
 import numpy as np
 
 from ..errors import MinigradError
+
+SPIN_S = 0.02  # polling without a pause this long first
+LONGEST_PAUSE_S = 0.001
+
+
+def wait_until(done, timeout_s, expired):
+    """Call `done()` until it returns true: without a pause for the first SPIN_S (MPI moves a
+    message on only while it is asked, and a large one takes many steps), then with sleeps of
+    50 µs doubling to LONGEST_PAUSE_S, so that a long wait leaves the core to others.
+    `expired(seconds)` is called once the wait passes `timeout_s` (it is expected to end the
+    job)."""
+    started = time.monotonic()
+    pause = 0.0
+    while not done():
+        waited = time.monotonic() - started
+        if waited > timeout_s:
+            expired(waited)
+        if waited > SPIN_S:
+            time.sleep(pause)
+            pause = min(max(2 * pause, 5e-5), LONGEST_PAUSE_S)
 
 
 class DistributedError(MinigradError, RuntimeError):
@@ -130,19 +151,15 @@ class MPICommunicator:
 
     # ----- waiting with a deadline ----------------------------------------------------------------
     def _wait(self, request, what):
-        started = time.monotonic()
-        pause = 1e-5
-        while not request.Test():
-            waited = time.monotonic() - started
-            if waited > self.timeout_s:
-                self.abort(
-                    f"rank {self.rank} of {self.world_size} waited {waited:.0f} s for "
-                    f"{what}{' at ' + self.context if self.context else ''}; the other ranks "
-                    "never joined it. Usually one rank died or hangs, or the ranks took "
-                    "different paths (a different number of steps or batches); raise the "
-                    "deadline (--collective-timeout) if a step is simply slow")
-            time.sleep(pause)
-            pause = min(2 * pause, 0.01)
+        def expired(waited):
+            self.abort(
+                f"rank {self.rank} of {self.world_size} waited {waited:.0f} s for "
+                f"{what}{' at ' + self.context if self.context else ''}; the other ranks "
+                "never joined it. Usually one rank died or hangs, or the ranks took "
+                "different paths (a different number of steps or batches); raise the "
+                "deadline (--collective-timeout) if a step is simply slow")
+
+        wait_until(request.Test, self.timeout_s, expired)
 
     def abort(self, message):
         """Print `message` on this rank's stderr and end every rank of the job."""

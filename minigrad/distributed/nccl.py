@@ -6,15 +6,13 @@ machine). NCCL's unique id is made on rank 0 and sent to the others over MPI. A 
 device arrays is enqueued on the current stream and returns at once: the kernels after it
 (the optimizer's) wait for it on the device, not on the host. Where the host must read the
 device anyway (the Trainer's read steps), `synchronize(what)` waits for the stream by polling
-with short sleeps under the MPI communicator's deadline, so that a rank whose peer died ends
+(communicator.wait_until) under the MPI communicator's deadline, so that a rank whose peer died ends
 the job with a message instead of hanging in NCCL for ever.
 """
 
-import time
-
 import numpy as np
 
-from .communicator import DistributedError
+from .communicator import DistributedError, wait_until
 
 
 class NCCLCommunicator:
@@ -94,17 +92,15 @@ class NCCLCommunicator:
     def synchronize(self, what="the device"):
         """Wait for this rank's stream (its NCCL calls included), under the deadline."""
         stream = self.cupy.cuda.get_current_stream()
-        started, pause = time.monotonic(), 1e-5
-        while not stream.done:
-            waited = time.monotonic() - started
-            if waited > self.mpi.timeout_s:
-                self.mpi.abort(
-                    f"rank {self.rank} of {self.world_size} waited {waited:.0f} s for the GPU "
-                    f"to finish {what}{' at ' + self.context if self.context else ''}; an NCCL "
-                    "collective never completed: usually another rank died or hangs, or the "
-                    "ranks took different paths")
-            time.sleep(pause)
-            pause = min(2 * pause, 0.01)
+
+        def expired(waited):
+            self.mpi.abort(
+                f"rank {self.rank} of {self.world_size} waited {waited:.0f} s for the GPU "
+                f"to finish {what}{' at ' + self.context if self.context else ''}; an NCCL "
+                "collective never completed: usually another rank died or hangs, or the "
+                "ranks took different paths")
+
+        wait_until(lambda: stream.done, self.mpi.timeout_s, expired)
 
     # ----- helpers --------------------------------------------------------------------------------
     def _type(self, array, what):
