@@ -71,9 +71,11 @@ def test_the_readme_prints_what_the_main_job_prints(main_job_run):
     assert int(best) in validated and int(fresh_best) == main_job_run.metrics["best_step"]
 
 
-def walkthrough_numbers(text, run_folder_name):
-    """The numbers of the walkthrough's text, the run folder's path and image links left out."""
-    text = text.replace(run_folder_name, "RUN")
+def walkthrough_numbers(text, *paths):
+    """The numbers of the walkthrough's text, its paths (run folder, output folder) and image
+    links left out."""
+    for path in paths:
+        text = text.replace(path, "PATH")
     text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)
     return [n.replace(",", "") for n in NUMBER.findall(text)]
 
@@ -90,8 +92,8 @@ def test_the_committed_walkthrough_has_the_figures_of_a_fresh_run(main_job_run, 
     fresh_text = (out / "walkthrough.md").read_text()
     heading = re.compile(r"^## .+$", flags=re.MULTILINE)
     assert heading.findall(committed_text) == heading.findall(fresh_text)
-    committed = walkthrough_numbers(committed_text, "runs/toy-en-es")
-    fresh = walkthrough_numbers(fresh_text, str(main_job_run.folder))
+    committed = walkthrough_numbers(committed_text, "runs/toy-en-es", "docs/illustrated")
+    fresh = walkthrough_numbers(fresh_text, str(main_job_run.folder), str(out))
     assert len(committed) == len(fresh)
 
     intro = re.compile(r"translates ([\d.]+)% of the test sentences exactly \(BLEU ([\d.]+)\)")

@@ -129,7 +129,8 @@ class Trainer:
         self.chief = self.communicator.rank == 0  # the rank that logs, validates and saves
         self.folder = RunFolder(out) if out is not None and self.chief else None  # made at
         # the first write
-        self.reducer = GradientReducer(model.named_parameters(), self.communicator)
+        self.reducer = GradientReducer(model.named_parameters(), self.communicator,
+                                       named_buffers=model.named_buffers())
         if self.communicator.world_size > 1:
             self.reducer.check_same_parameters()
             self.reducer.broadcast_parameters()

@@ -38,8 +38,9 @@ class GradientReducer:
     """Sums `named_parameters`' gradients over the ranks of `communicator`."""
 
     def __init__(self, named_parameters, communicator, bucket_bytes=DEFAULT_BUCKET_BYTES,
-                 rank_ordered=False):
+                 rank_ordered=False, named_buffers=()):
         self.named = list(named_parameters)
+        self.buffers = list(named_buffers)  # checked and broadcast too, never reduced
         self.communicator = communicator
         self.bucket_bytes = int(bucket_bytes)
         self.rank_ordered = rank_ordered
@@ -50,7 +51,7 @@ class GradientReducer:
     def check_same_parameters(self):
         """DistributedError, on every rank, naming the first parameter where a rank differs
         from rank 0 (a name, shape or dtype), or a different number of parameters."""
-        own = [[name, list(p.shape), str(p.dtype)] for name, p in self.named]
+        own = [[name, list(p.shape), str(p.dtype)] for name, p in self.named + self.buffers]
         every = self.communicator.allgather_object(own, "the parameter check")
         reference = every[0]
         for rank, theirs in enumerate(every[1:], start=1):
@@ -66,8 +67,8 @@ class GradientReducer:
                     f"{len(reference)}: every rank must build the same model")
 
     def broadcast_parameters(self, root=0):
-        """Every rank's parameters (in place) become rank `root`'s."""
-        for name, parameter in self.named:
+        """Every rank's parameters and buffers (in place) become rank `root`'s."""
+        for name, parameter in self.named + self.buffers:
             what = f"the broadcast of {name}"
             self._in_place(parameter.data, lambda host, what=what: self.communicator.broadcast_(
                 host, root, what))
