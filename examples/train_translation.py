@@ -15,7 +15,7 @@ number of processes: see docs/distributed.md).
 """
 
 from transformer import cli
-from transformer.data import TASKS
+from transformer.data import DATA_TASKS, TASKS
 from transformer.pipeline import MAIN_JOB_MODEL, ResumeConflict, train_translation
 
 # The flag of each option of the library, for messages about them.
@@ -39,7 +39,9 @@ def given(**options):
 def parse_arguments(argv=None):
     parser = cli.ArgumentParser(description=__doc__)
     parser.add_argument("--task", choices=TASKS, help="default toy-en-es")
-    parser.add_argument("--data", help="a TSV file of 'source<TAB>target' lines (--task pairs)")
+    parser.add_argument("--data", help="a TSV file of 'source<TAB>target' lines (--task pairs; "
+                                       "or the dictionary of de-en, the SWORD modules' folder "
+                                       "of en-es-bible)")
     parser.add_argument("--skip-bad-lines", action="store_true",
                         help="leave out the bad lines of --data (they are listed) instead of "
                              "refusing the file")
@@ -80,9 +82,9 @@ def parse_arguments(argv=None):
     cli.add_distributed_arguments(parser)
     training.add_argument("--no-progress", action="store_true", help="log lines, no tqdm bar")
     args = parser.parse_args(argv)
-    if args.data is not None and args.task not in ("pairs", "de-en"):
-        parser.error(f"--data {args.data}: only --task pairs and --task de-en read a data "
-                     "file (add --task pairs)")
+    if args.data is not None and args.task not in DATA_TASKS:
+        parser.error(f"--data {args.data}: only --task {', '.join(DATA_TASKS)} read data "
+                     "(add --task pairs for a TSV file)")
     if args.skip_bad_lines and args.task != "pairs":
         parser.error("--skip-bad-lines: only --task pairs reads a TSV file that may have bad "
                      "lines (add --task pairs --data FILE)")

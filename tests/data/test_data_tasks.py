@@ -19,7 +19,7 @@ Der Hund schläft im Garten. :: The dog is asleep in the garden.
 
 
 def test_names():
-    assert TASKS == ("toy-en-es", "copy", "reverse", "pairs", "de-en")
+    assert TASKS == ("toy-en-es", "copy", "reverse", "pairs", "de-en", "en-es-bible")
     with pytest.raises(ValueError, match="unknown task"):
         load_task("fr-en")
 

@@ -77,6 +77,8 @@ TRAIN_USAGE_ERRORS = [  # (arguments, what the line must name)
      ["malformed.tsv: 1 bad line(s): line 2 (no tab", "--skip-bad-lines"]),
     (["--task", "copy", "--skip-bad-lines"], ["--skip-bad-lines", "--task pairs"]),
     (["--task", "pairs", "--data", "{inputs}/one_pair.tsv"], ["one_pair.tsv", "at least 3"]),
+    (["--task", "en-es-bible", "--data", "{inputs}/folder"],
+     ["SWORD module engKJV2006eb", "folder", "apt-get install sword-text-kjv"]),
     (["--out", "{inputs}/a_file"], ["a_file", "is a file"]),
     (["--out", "{inputs}/no_run", "--resume"], ["no_run", "no training run", "to resume"]),
     (["--resume", "--overwrite"], ["--overwrite", "--resume"]),

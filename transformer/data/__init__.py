@@ -2,9 +2,9 @@
 
 from .example import Example
 from .grammar import toy_en_es
-from .tasks import TASKS, load_task
+from .tasks import DATA_TASKS, TASKS, load_task
 from .tokenizer import WORDS, WordTokenizer, detokenize, tokenize
 from .vocab import Vocab
 
-__all__ = ["TASKS", "WORDS", "Example", "Vocab", "WordTokenizer", "detokenize", "load_task",
-           "tokenize", "toy_en_es"]
+__all__ = ["DATA_TASKS", "TASKS", "WORDS", "Example", "Vocab", "WordTokenizer", "detokenize",
+           "load_task", "tokenize", "toy_en_es"]

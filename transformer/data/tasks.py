@@ -6,7 +6,10 @@
 - pairs: a user's TSV file, one "source<TAB>target" per line, of any size (read by
   `corpus.PairsFile`, which keeps only compact arrays per line), split 90/5/5 by the seed;
 - de-en: German→English example sentences of Debian's trans-de-en dictionary
-  (`apt-get install trans-de-en`), split 90/5/5. The data stays on the machine.
+  (`apt-get install trans-de-en`), split 90/5/5;
+- en-es-bible: English→Spanish Bible verses, the King James Version with the Reina-Valera
+  of 1909 (`apt-get install sword-text-kjv sword-text-sparv`), split 90/5/5.
+The data of the last two stays on the machine.
 """
 
 import random
@@ -15,9 +18,13 @@ from pathlib import Path
 from .corpus import PairsFile
 from .example import Example
 from .grammar import toy_en_es
+from .sword import SWORD_MODULES, aligned_verses
 
-TASKS = ("toy-en-es", "copy", "reverse", "pairs", "de-en")
+TASKS = ("toy-en-es", "copy", "reverse", "pairs", "de-en", "en-es-bible")
+DATA_TASKS = ("pairs", "de-en", "en-es-bible")  # the tasks that read data (`data` a path)
 DE_EN_DICTIONARY = Path("/usr/share/trans/de-en")
+BIBLE_MODULES = ("engKJV2006eb", "spaRV1909eb")  # source, target: both in KJV versification
+MAX_VERSE_WORDS = 40  # longer verses (one in ten) are left out: they would set the step cost
 _N_SYMBOLS, _MAX_LENGTH = 10, 10
 _N_SYMBOL_TRAIN, _N_SYMBOL_HELD = 10_000, 500  # train; valid and test each
 _NOT_IN_SENTENCES = frozenset("[]{}()/<>|~…=+")  # dictionary markup and alternatives
@@ -26,9 +33,9 @@ _NOT_IN_SENTENCES = frozenset("[]{}()/<>|~…=+")  # dictionary markup and alter
 def load_task(name: str, data=None, seed: int = 0,
               skip_bad_lines: bool = False) -> dict[str, list[Example]]:
     """The splits of task `name`; `data` is the TSV file of "pairs" (or another path to
-    the dictionary of "de-en"). A pairs file's bad lines are refused (ValueError naming
-    them) unless `skip_bad_lines`; its train split is a `corpus.PairsSplit`, read from the
-    file as it is used."""
+    the dictionary of "de-en", or to the folder of SWORD modules of "en-es-bible"). A pairs
+    file's bad lines are refused (ValueError naming them) unless `skip_bad_lines`; its train
+    split is a `corpus.PairsSplit`, read from the file as it is used."""
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; the tasks are {', '.join(TASKS)}")
     if name == "pairs":
@@ -37,6 +44,8 @@ def load_task(name: str, data=None, seed: int = 0,
         return PairsFile(data, skip_bad_lines).split(seed)
     if name == "de-en":
         return _split(_read_dictionary(Path(data or DE_EN_DICTIONARY)), seed)
+    if name == "en-es-bible":
+        return _split(_bible_verses(Path(data or SWORD_MODULES)), seed)
     if data is not None:
         raise ValueError(f"the {name} task takes no data file")
     if name == "toy-en-es":
@@ -93,6 +102,18 @@ def _read_dictionary(path: Path) -> list[Example]:
                 if _is_sentence(source) and _is_sentence(target) and source not in seen:
                     seen.add(source)
                     examples.append(Example(source, target, "de-en"))
+    return examples
+
+
+def _bible_verses(root: Path) -> list[Example]:
+    """The verses that both Bibles have, of at most MAX_VERSE_WORDS words on each side;
+    distinct by English side (a repeated verse stays in one split)."""
+    examples, seen = [], set()
+    for source, target in aligned_verses(*BIBLE_MODULES, root=root):
+        if (max(len(source.split()), len(target.split())) <= MAX_VERSE_WORDS
+                and source not in seen):
+            seen.add(source)
+            examples.append(Example(source, target, "en-es-bible"))
     return examples
 
 
