@@ -308,7 +308,8 @@ def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
         unknown = f"  unknown tokens {result['unknown_rate']:.2%}" if result["unknown_rate"] \
             else ""
         print(f"{split:>18}: exact match {result['exact_match']:.4f}  "
-              f"BLEU {result['bleu']:.2f}  token accuracy {result['token_accuracy']:.4f}  "
+              f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.1f}  "
+              f"token accuracy {result['token_accuracy']:.4f}  "
               f"longest output {result['max_length_ratio']:.2f}x its reference{unknown}")
     for name, value in {**metrics.get("phenomena", {}),
                         **metrics.get("cross_construction_pairs", {})}.items():
