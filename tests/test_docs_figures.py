@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCORE = re.compile(r"^\s*(test|compositional|cross_construction): exact match ([\d.]+)\s+BLEU "
-                   r"([\d.]+)\s+token accuracy ([\d.]+)")
+                   r"([\d.]+)\s+chrF [\d.]+\s+token accuracy ([\d.]+)")
 PHENOMENON = re.compile(r"^    (\S+)\s+exact match ([\d.]+)$")
 SHOWCASE = re.compile(r"^  (.+)  ->  (.+)$")
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
