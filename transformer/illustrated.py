@@ -37,7 +37,7 @@ from .analysis.plots import (
 from .analysis.recorder import GradientFlowRecorder, select
 from .attention import AttentionRecorder
 from .data.tokenizer import tokenize
-from .decoding import greedy_decode
+from .decoding import default_max_len, greedy_decode
 from .model import Transformer
 from .pipeline import fresh_setup
 from .positional import sinusoidal_encoding
@@ -274,7 +274,7 @@ def _greedy(subject, tokens, with_attention=False):
     recorded attention weights or None)."""
     model, vocab = subject.model, subject.vocab
     src = subject.ids(tokens)
-    max_len = min(model.config.max_len - 1, 2 * len(tokens) + 10)
+    max_len = default_max_len(model, len(tokens))
     recorder = AttentionRecorder(model) if with_attention else None
     with recorder if recorder is not None else nullcontext():
         ids, logits = greedy_decode(model, src, max_len, vocab.bos_id, vocab.eos_id,
