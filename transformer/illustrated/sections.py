@@ -488,7 +488,7 @@ def section_8_residuals(subject):
                    for key, v in vectors.items()]
     target_ids, target = _teacher_target(subject, tokens)
     loss, gradient_rows, panels = _gradient_flow(subject, tokens, target_ids)
-    names = [figures.residual_vectors(subject, vectors, names, tokens[word]),
+    drawn = [figures.residual_vectors(subject, vectors, names, tokens[word]),
              figures.gradient_paths(subject, panels, max(len(model.encoder.layers),
                                                          len(model.decoder.layers)))]
     return Section({
@@ -502,13 +502,13 @@ def section_8_residuals(subject):
                         "applied to LN(x)) and the block's output is the sum s itself",
         "vector_table": md.table(["vector", "values (first 6)", "mean", "std", "norm"],
                                  vector_rows),
-        "vector_figure": names[0], "target": target, "loss": f"{loss:.3f}",
+        "vector_figure": drawn[0], "target": target, "loss": f"{loss:.3f}",
         "gradient_table": md.table(["stack", "layer", "sublayer", "‖∂L/∂out‖",
                                     "‖skip‖ = ‖∂L/∂s‖", "‖branch‖", "‖∂L/∂x‖"], gradient_rows),
-        "gradient_figure": names[1],
+        "gradient_figure": drawn[1],
         "post_ln": " Under post-LN, the LayerNorm's backward sits between the block's output "
                    "and s, so ‖∂L/∂out‖ and ‖∂L/∂s‖ differ." if post_ln else "",
-        "unknown_words": subject.unknown_words(tokens)}, names)
+        "unknown_words": subject.unknown_words(tokens)}, drawn)
 
 
 def _teacher_target(subject, tokens):
