@@ -94,7 +94,28 @@ def matmul_flops(config):
 
 
 # ----- the two frameworks -----------------------------------------------------------------
-class MinigradStep:
+class _Step:
+    """What a step does alike in both frameworks, on the subclass's `model`, `optimizer`,
+    batch (`src`, `tgt_in`) and framework (`no_grad`)."""
+
+    def zero_grad(self):
+        self.optimizer.zero_grad()
+
+    def backward(self, loss):
+        loss.backward()
+
+    def optimizer_step(self):
+        self.optimizer.step()
+
+    def inference(self):
+        """One forward pass in eval mode without gradients; the model is left training."""
+        self.model.eval()
+        with self.no_grad():
+            self.model(self.src, self.tgt_in)
+        self.model.train()
+
+
+class MinigradStep(_Step):
     """The training step in minigrad."""
 
     def __init__(self, config, device):
@@ -103,7 +124,7 @@ class MinigradStep:
         from minigrad.nn import functional as F
         from transformer import Transformer
 
-        self.mg, self.F = mg, F
+        self.mg, self.F, self.no_grad = mg, F, mg.no_grad
         mg.manual_seed(SEED)
         self.model = Transformer(config.model_kwargs()).to(device)
         self.optimizer = mg.optim.Adam(self.model.parameters(), lr=LEARNING_RATE,
@@ -116,25 +137,10 @@ class MinigradStep:
     def parameter_count(self):
         return self.model.num_parameters()
 
-    def zero_grad(self):
-        self.optimizer.zero_grad()
-
     def forward_loss(self):
         logits = self.model(self.src, self.tgt_in)
         return self.F.cross_entropy(logits, self.tgt_out, ignore_index=PAD_ID,
                                     label_smoothing=LABEL_SMOOTHING)
-
-    def backward(self, loss):
-        loss.backward()
-
-    def optimizer_step(self):
-        self.optimizer.step()
-
-    def inference(self):
-        self.model.eval()
-        with self.mg.no_grad():
-            self.model(self.src, self.tgt_in)
-        self.model.train()
 
     def matmul(self, n):
         """A closure multiplying two random float32 (n, n) matrices."""
@@ -150,14 +156,14 @@ class MinigradStep:
         return times.time_table(steps, elapsed)
 
 
-class TorchStep:
+class TorchStep(_Step):
     """The training step in PyTorch, on the same model (`torch_reference.Transformer`)."""
 
     def __init__(self, config, device):
         import torch
         from torch_reference import Transformer, parameter_count
 
-        self.torch, self.parameter_count_of = torch, parameter_count
+        self.torch, self.parameter_count_of, self.no_grad = torch, parameter_count, torch.no_grad
         torch.manual_seed(SEED)
         self.device = torch.device(device)
         self.model = Transformer(**config.model_kwargs()).to(self.device)
@@ -173,26 +179,11 @@ class TorchStep:
     def parameter_count(self):
         return self.parameter_count_of(self.model)
 
-    def zero_grad(self):
-        self.optimizer.zero_grad()
-
     def forward_loss(self):
         logits = self.model(self.src, self.tgt_in)
         return self.torch.nn.functional.cross_entropy(
             logits.flatten(0, 1), self.tgt_out.flatten(), ignore_index=PAD_ID,
             label_smoothing=LABEL_SMOOTHING)
-
-    def backward(self, loss):
-        loss.backward()
-
-    def optimizer_step(self):
-        self.optimizer.step()
-
-    def inference(self):
-        self.model.eval()
-        with self.torch.no_grad():
-            self.model(self.src, self.tgt_in)
-        self.model.train()
 
     def matmul(self, n):
         a, b = (self.torch.randn(n, n, device=self.device) for _ in range(2))

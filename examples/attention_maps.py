@@ -22,6 +22,7 @@ import minigrad as mg
 from transformer import AttentionRecorder, cli, greedy_decode
 from transformer.analysis import plot_attention, write_csv
 from transformer.data import tokenize
+from transformer.decoding import default_max_len
 from transformer.run_folder import RunFolder
 from transformer.translator import Translator
 
@@ -38,7 +39,7 @@ def attention_while_translating(model, vocab, sentence):
         print(f"unknown word(s) {', '.join(unknown)}: read as {vocab.id_to_token(vocab.unk_id)}",
               file=sys.stderr)
     src = mg.tensor([vocab.encode(source)], dtype="int64", device=model.device)
-    max_len = min(model.config.max_len - 1, 2 * len(source) + 10)
+    max_len = default_max_len(model, len(source))
     produced = greedy_decode(model, src, max_len, vocab.bos_id, vocab.eos_id).numpy()[0].tolist()
     if vocab.eos_id in produced:
         produced = produced[:produced.index(vocab.eos_id) + 1]

@@ -1,5 +1,6 @@
 """An executable Illustrated Transformer: the two source articles' explanations, section by
-section, with every number and figure computed by the real model (transformer/illustrated.py).
+section, with every number and figure computed by the real model (transformer/illustrated/;
+its prose is transformer/illustrated/walkthrough.template.md).
 
     python examples/illustrated.py --checkpoint runs/toy-en-es --out docs/illustrated
     python examples/illustrated.py --out runs/illustrated      # a freshly initialized model

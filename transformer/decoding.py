@@ -26,7 +26,7 @@ class _Prefixes:
         self.model, self.memory, self.src_mask = model, memory, src_mask
         rows = memory.shape[0]
         self.tokens = mg.full((rows, 1), bos_id, dtype="int64", device=memory.device)  # (rows, t)
-        self.cache = model.new_decoder_cache(memory, src_mask) if use_cache else None
+        self.cache = model.new_decoder_cache(memory) if use_cache else None
 
     def next_logits(self):
         """(rows, vocab): the logits of the next token after every prefix."""
@@ -41,6 +41,12 @@ class _Prefixes:
             if self.cache is not None:
                 self.cache.select(parents)
         self.tokens = mg.concatenate([self.tokens, next_ids.reshape(-1, 1)], axis=1)
+
+
+def default_max_len(model, source_length):
+    """How many tokens to decode at most, by default, for a source of `source_length` tokens:
+    twice its length plus 10, within the positions the model has after BOS (max_len - 1)."""
+    return min(model.config.max_len - 1, 2 * source_length + 10)
 
 
 def _encode(model, src, src_mask, max_len):

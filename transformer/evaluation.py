@@ -10,7 +10,7 @@ from minigrad.nn import functional as F
 
 from .data.batching import batches_in_order, encode_pairs
 from .data.tokenizer import WORDS
-from .decoding import beam_search, greedy_decode
+from .decoding import beam_search, default_max_len, greedy_decode
 
 
 def corpus_scores(hypotheses, references):
@@ -34,7 +34,7 @@ def same_text(hypothesis, reference):
 
 def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None):
     """Decode a batch of source ids; returns one list of target ids per row (EOS removed)."""
-    max_len = max_len or min(model.config.max_len - 1, 2 * src.shape[1] + 10)
+    max_len = max_len or default_max_len(model, src.shape[1])
     if beam_size > 1:
         out = beam_search(model, src, beam_size, max_len, vocab.bos_id, vocab.eos_id,
                           src_mask=src_mask)

@@ -120,9 +120,9 @@ class Transformer(nn.Module):
         memory = self.encode(src, src_mask)
         return self.generator(self.decode(tgt_in, memory, src_mask, tgt_mask))
 
-    def new_decoder_cache(self, memory, src_mask=None):
+    def new_decoder_cache(self, memory):
         """A cache for incremental decoding, with every layer's cross-attention keys and values
-        computed from `memory` now."""
+        computed from `memory` now (the source mask is applied at each step, by `decode`)."""
         cache = DecoderCache(len(self.decoder.layers))
         for layer, entry in zip(self.decoder.layers, cache.layers):
             entry["cross"]["k"], entry["cross"]["v"] = \

@@ -1,9 +1,11 @@
-"""The executable Illustrated Transformer (transformer/illustrated.py, examples/illustrated.py)
-on a tiny model: every section and figure is produced, the page's image links resolve, and
-the step-by-step attention of section 3 is asserted equal to MultiHeadAttention's."""
+"""The executable Illustrated Transformer (transformer/illustrated/, examples/illustrated.py)
+on a tiny model: every section and figure is produced, the page's image and contents links
+resolve, the template names exactly the values the code computes, and the step-by-step
+attention of section 3 is asserted equal to MultiHeadAttention's."""
 
 import re
 from pathlib import Path
+from string import Template
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from transformer import MultiHeadAttention, illustrated, pipeline
 from transformer.data import Example
 from transformer.data.parse import parse
 from transformer.data.syntax import spanish
+from transformer.illustrated import page
 from transformer.run_folder import RunFolder
 
 TINY = {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_encoder_layers": 1, "n_decoder_layers": 2,
@@ -63,6 +66,11 @@ def check_page(path, sections):
         assert (path.parent / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for number in (2, 4, 5, 6, 7, 8, 9):  # sections with a figure
         assert sections[number - 1].figures, f"section {number} has no figure"
+    contents = re.findall(r"^\d+\. \[(.+)\]\(#(.+)\)$", text, flags=re.MULTILINE)
+    assert [title for title, _ in contents] == list(TITLES)
+    assert [target for _, target in contents] == [
+        page.anchor(f"{n}. {title}") for n, title in headings]
+    assert "${" not in text
     assert "nan" not in text.lower().split()
     return text
 
@@ -101,6 +109,33 @@ def test_checkpoint_walkthrough_from_the_script(fresh, tmp_path, example_script)
     assert figures == sorted(p.name for p in fresh[1].parent.glob("*.png"))
     for link in IMAGE.findall(text):
         assert (out / link).is_file()
+
+
+def fields_named(text):
+    """The names of the ${name} fields of a template text."""
+    return {match["named"] or match["braced"] for match in Template.pattern.finditer(text)
+            if match["named"] or match["braced"]}
+
+
+def test_the_template_names_exactly_what_each_section_computes(fresh):
+    """No field without a value (filling would fail) and no value without a field (it would be
+    computed for nothing)."""
+    _, _, sections = fresh
+    header, parts = page.split_template(page.TEMPLATE.read_text(encoding="utf-8"))
+    assert fields_named(header) == {"origin", "command", "contents"}
+    assert len(parts) == len(sections) == len(TITLES)
+    for number, (part, section) in enumerate(zip(parts, sections), start=1):
+        assert fields_named(part) == set(section.fields), f"section {number}"
+
+
+def test_a_template_mistake_is_named(fresh, tmp_path):
+    with pytest.raises(KeyError, match=r"section 2 of the template names \$\{nope\}.*d_model"):
+        page.fill("## 2. Title\n\n${nope}", {"d_model": 16}, "section 2")
+    shorter = tmp_path / "eight_sections.md"
+    header, parts = page.split_template(page.TEMPLATE.read_text(encoding="utf-8"))
+    shorter.write_text(header + "".join(parts[:-1]), encoding="utf-8")
+    with pytest.raises(ValueError, match="has 8 sections.*computes 9"):
+        illustrated.write_walkthrough(fresh[0], template=shorter)
 
 
 @pytest.mark.parametrize("length", [2, 5])
@@ -149,7 +184,7 @@ def test_the_walkthrough_asserts_the_check(fresh, monkeypatch):
         result["z"] = result["z"] + 1e-2
         return result
 
-    monkeypatch.setattr(illustrated, "attention_batched", tampered)
+    monkeypatch.setattr(illustrated.sections, "attention_batched", tampered)
     with pytest.raises(AssertionError, match="z vectors"):
         illustrated.section_3_six_steps(subject)
 

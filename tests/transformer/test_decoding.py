@@ -10,6 +10,7 @@ import pytest
 import minigrad as mg
 from minigrad.nn import functional as F
 from transformer import Transformer, TransformerConfig, beam_search, greedy_decode
+from transformer.decoding import default_max_len
 from transformer.masks import padding_mask
 
 PAD, BOS, EOS, VOCAB, MAX_LEN = 0, 1, 2, 12, 10
@@ -197,3 +198,9 @@ def test_invalid_arguments(model, src):
         greedy_decode(model, src, 0, BOS, EOS)
     with pytest.raises(ValueError, match="beam_size"):
         beam_search(model, src, 0, MAX_LEN, BOS, EOS)
+
+
+def test_default_max_len_is_twice_the_source_plus_ten_within_the_positions(model):
+    positions_after_bos = model.config.max_len - 1
+    assert default_max_len(model, 3) == 16
+    assert default_max_len(model, positions_after_bos) == positions_after_bos

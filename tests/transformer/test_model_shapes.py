@@ -89,7 +89,7 @@ def test_cached_decoding_takes_one_position_at_a_time(batch):
     model = Transformer(TransformerConfig(**CONFIG)).eval()
     src_mask = padding_mask(src, 0)
     memory = model.encode(src, src_mask)
-    cache = model.new_decoder_cache(memory, src_mask)
+    cache = model.new_decoder_cache(memory)
     steps = [model.decode(tgt[:, t:t + 1], memory, src_mask, cache=cache) for t in range(TGT_LEN)]
     assert all(step.shape == (BATCH, 1, 16) for step in steps) and cache.offset == TGT_LEN
     assert cache.layers[0]["self"]["k"].shape == (BATCH, 4, TGT_LEN, 4)
