@@ -1,14 +1,118 @@
-"""Write docs/ops.md, the op list, from the op registry (minigrad/ops/registry.py).
+"""Write docs/ops.md, the op list, from the op table of the checkout this script is in.
 
-Run after adding an op: python scripts/make_ops_doc.py
+Run after adding or changing an op:  python scripts/make_ops_doc.py
+`--check` writes nothing and exits 1 when docs/ops.md differs from the table.
 """
 
+import argparse
+import inspect
+import sys
 from pathlib import Path
 
-from minigrad.ops.registry import ops_markdown
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # document this checkout, whatever minigrad is installed
 
-OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "ops.md"
+from minigrad.ops.registry import SHAPE_RULES, InputSpec, ops  # noqa: E402  (after the path)
+
+OUTPUT = ROOT / "docs" / "ops.md"
+
+# The table's sections: the module an op is declared in.
+SECTIONS = {
+    "minigrad.ops.elementwise": "Elementwise",
+    "minigrad.creation": "Elementwise",
+    "minigrad.ops.reduce": "Reductions",
+    "minigrad.ops.linalg": "Products",
+    "minigrad.ops.shape": "Shape",
+    "minigrad.ops.indexing": "Indexing",
+    "minigrad.nn.functional": "Fused neural-network ops (minigrad.nn.functional as F)",
+    "minigrad.ops.compare": "Without gradient",
+}
+
+
+def call_text(op):
+    """How users spell the call: mg.exp(x), F.softmax(...), Tensor.astype(...), x[index]."""
+    try:
+        signature = str(inspect.signature(op.call))
+    except ValueError:
+        signature = "(...)"
+    if op.namespace is not None:
+        return f"{op.namespace}.{op.name}{signature}"
+    if op.method is not None:
+        return f"Tensor.{op.method}{signature}"
+    if op.operators == ("__getitem__",):
+        return "x[index]"
+    return f"{op.name}{signature}"
+
+
+def _inputs(spec):
+    text = spec.rule_name
+    if spec.min_ndim:
+        text += f", >= {spec.min_ndim} dims"
+    if spec.dtype != "float":
+        text += f", {spec.dtype}"
+    elif (spec.low, spec.high) != (InputSpec.low, InputSpec.high):
+        text += f", values in [{spec.low:g}, {spec.high:g}]"
+    if spec.kinks:
+        text += ", away from " + ", ".join(f"{k:g}" for k in spec.kinks)
+    if spec.distinct:
+        text += ", no ties"
+    return text
+
+
+def _flags(op):
+    flags = [flag for flag, on in (("no gradient", not op.differentiable),
+                                   ("float only", op.float_only), ("random", op.random),
+                                   ("no grad-of-grad", op.differentiable and not op.gradgrad))
+             if on]
+    return ", ".join(flags)
+
+
+def ops_markdown():
+    """docs/ops.md: the public ops of the table as Markdown (internal helpers left out)."""
+    lines = [
+        "# minigrad ops",
+        "",
+        "Generated from the op declarations (`minigrad/ops/registry.py`) by "
+        "`scripts/make_ops_doc.py`; do not edit.",
+        "Each op is checked by the generated tests in `tests/engine/test_ops_generated.py`:",
+        "values against the NumPy reference, gradients and gradients of gradients against",
+        "finite differences (float64, random upstream gradients), dtypes, unmodified inputs.",
+        "Adding an op: [extending.md](extending.md).",
+    ]
+    public = [op for op in ops() if not op.internal]
+    for section in dict.fromkeys(SECTIONS.values()):
+        rows = [op for op in public if SECTIONS.get(op.call.__module__) == section]
+        if not rows:
+            continue
+        lines += ["", f"## {section}", "",
+                  "| op | call | summary | Function classes | inputs | flags |",
+                  "|---|---|---|---|---|---|"]
+        for op in rows:
+            classes = ", ".join(fn.__name__ for fn in op.functions) or "-"
+            summary = op.summary.replace("|", "\\|")
+            lines.append(f"| {op.name} | `{call_text(op)}` | {summary} | {classes} | "
+                         f"{_inputs(op.spec)} | {_flags(op)} |")
+    lines += ["", "## Shape rules", "", "| rule | inputs |", "|---|---|"]
+    lines += [f"| {rule} | {text} |" for rule, text in SHAPE_RULES.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if docs/ops.md is not what the table gives")
+    parser.add_argument("--output", type=Path, default=OUTPUT, help="where to write")
+    args = parser.parse_args(argv)
+    text = ops_markdown()
+    if args.check:
+        if args.output.read_text(encoding="utf-8") != text:
+            print(f"{args.output} is out of date: run python scripts/make_ops_doc.py")
+            return 1
+        return 0
+    args.output.write_text(text, encoding="utf-8")
+    print(f"wrote {args.output}")
+    return 0
+
 
 if __name__ == "__main__":
-    OUTPUT.write_text(ops_markdown(), encoding="utf-8")
-    print(f"wrote {OUTPUT}")
+    sys.exit(main())

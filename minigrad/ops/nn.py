@@ -4,10 +4,13 @@ stable. Their backward is written with minigrad ops, so it can be differentiated
 import math
 from functools import partial
 
+import numpy as np
+
 from ..autograd import Function, is_grad_enabled
 from ..errors import ShapeError
-from .elementwise import erf, erf_array, tanh
+from .elementwise import erf_array
 from .indexing import IndexAdd
+from .references import erf_reference
 
 
 def softmax_array(backend, x, axis=-1, mask=None):
@@ -225,7 +228,21 @@ def _row_mean_of_product(xp, a, b):
     return xp.einsum("ij,ij->i", a, b)[:, None] / a.dtype.type(a.shape[1])
 
 
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_GELU_TANH_SCALE = math.sqrt(2 / math.pi)  # the tanh approximation of GELU:
+_GELU_TANH_CUBIC = 0.044715  # x·Φ(x) ≈ 0.5·x·(1 + tanh(scale · (x + cubic · x³)))
+
+
+def gelu_tanh_argument(x):
+    """scale · (x + cubic · x³), what the tanh approximation of GELU takes the tanh of: on
+    arrays and Tensors alike."""
+    return _GELU_TANH_SCALE * (x + _GELU_TANH_CUBIC * x ** 3)
+
+
+def gelu_reference(x, approximate="none"):
+    """GELU in NumPy (float64): the formula the op is checked against."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(gelu_tanh_argument(x)))
+    return 0.5 * x * (1 + erf_reference(x / math.sqrt(2)))
 
 
 class Gelu(Function):
@@ -238,17 +255,17 @@ class Gelu(Function):
         self.approximate = approximate
         xp = self.xp
         if approximate == "tanh":
-            return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))
+            return 0.5 * x * (1 + xp.tanh(gelu_tanh_argument(x)))
         return 0.5 * x * (1 + erf_array(xp, x * (1 / math.sqrt(2))))
 
     def backward(self, grad):
         x = self.inputs[0]
         if self.approximate == "tanh":
-            t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
-            slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (
-                1 + 3 * 0.044715 * x * x)
+            t = gelu_tanh_argument(x).tanh()
+            slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH_SCALE * (
+                1 + 3 * _GELU_TANH_CUBIC * x * x)
         else:
-            cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+            cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
             pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
             slope = cdf + x * pdf
         return (grad * slope,)

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import shapes
 
 import minigrad as mg
 from minigrad.nn import functional as F
+from minigrad.testing.strategies import shapes
 
 
 def leaf(array, dtype=np.float64):

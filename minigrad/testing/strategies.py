@@ -1,11 +1,16 @@
-"""Hypothesis strategies made from the op registry's declarative input specs.
+"""Hypothesis strategies made from the ops' declarative input specs (imports hypothesis: a
+test dependency, the `test` extra; `import minigrad` never imports this module).
 
 `cases(op)` draws one call of `op.call`: a `Case` of positional and keyword arguments. A shape
 rule (one function per key of `registry.SHAPE_RULES`) draws the shapes, axes, indices and
 integer arguments, leaving a `Slot` where a tensor goes; the slots are then filled together
 with values in the spec's range, a margin away from its kinks (pairwise apart when the spec
-asks for distinct values). Arrays are NumPy float64 / bool / int64; the tests turn them into
-tensors of the dtype and device they check.
+asks for distinct values). Arrays are NumPy float64 / bool / int64; the checks
+(`op_checks.py`) turn them into tensors of the dtype and device they check.
+
+A new shape rule is one strategy `rule(draw, spec) -> (args, kwargs)` with a `Slot` where each
+tensor goes: inside minigrad, added to RULES here and described in
+`minigrad/ops/registry.py`'s SHAPE_RULES; in user code, passed as `InputSpec(rule=...)`.
 """
 
 import math
@@ -412,7 +417,8 @@ def _fill(args, kwargs, spec, seed):
 def cases(draw, op):
     """One call of `op`, drawn from its spec (see the module docstring)."""
     spec = op.spec
-    args, kwargs = draw(RULES[spec.rule](spec))
+    rule = RULES[spec.rule] if isinstance(spec.rule, str) else spec.rule
+    args, kwargs = draw(rule(spec))
     for name, choices in spec.options.items():
         kwargs[name] = draw(st.sampled_from(choices))
     return _fill(args, kwargs, spec, draw(st.integers(0, 2**32 - 1)))
