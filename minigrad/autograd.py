@@ -140,6 +140,8 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            cls.name = cls.__name__  # shown in errors, graphs and the op table
         builtin = cls.__module__.split(".")[0] == "minigrad"
         for flag, value in (("numbers_as_inputs", builtin), ("checked", not builtin)):
             if flag not in cls.__dict__:
@@ -241,8 +243,8 @@ def _checking_forward(forward):
         data = forward(self, *arrays, **params)
         if isinstance(data, Tensor):
             raise OpDefinitionError(
-                f"{self.name}: forward returned a Tensor; forward computes on arrays (its "
-                "arguments are arrays, use self.xp) and returns an array")
+                f"{type(self).__name__}: forward returned a Tensor; forward computes on "
+                "arrays (its arguments are arrays, use self.xp) and returns an array")
         return data
 
     return checked_forward
@@ -265,7 +267,7 @@ def _tensor_inputs(cls, inputs, params):
     if not cls.numbers_as_inputs:
         position, value = next((i, v) for i, v in enumerate(inputs) if not isinstance(v, Tensor))
         raise OpDefinitionError(
-            f"{cls.name}: positional argument {position} is a {type(value).__name__}, not a "
+            f"{cls.__name__}: positional argument {position} is a {type(value).__name__}, not a "
             "Tensor; pass parameters by keyword (apply(x, scale=2.0) reaches "
             "forward(self, x, scale))")
     if like is None:
@@ -487,14 +489,14 @@ def _checked_gradients(fn, grads):
         if count == 1:
             return (grads,)
         raise OpDefinitionError(
-            f"{fn.name}: backward returned one Tensor for an op of {count} inputs; return a "
-            f"tuple of {count} gradients (None for an input that needs none)")
+            f"{type(fn).__name__}: backward returned one Tensor for an op of {count} inputs; "
+            f"return a tuple of {count} gradients (None for an input that needs none)")
     if not isinstance(grads, (tuple, list)):
         raise _not_a_tensor(fn, grads)
     if len(grads) != count:
         raise OpDefinitionError(
-            f"{fn.name}: backward returned {len(grads)} gradients for {count} inputs; return "
-            "one per input, None for an input that needs none")
+            f"{type(fn).__name__}: backward returned {len(grads)} gradients for {count} "
+            "inputs; return one per input, None for an input that needs none")
     for value in grads:
         if value is not None and not isinstance(value, Tensor):
             raise _not_a_tensor(fn, value)
@@ -503,9 +505,9 @@ def _checked_gradients(fn, grads):
 
 def _not_a_tensor(fn, value):
     return OpDefinitionError(
-        f"{fn.name}: backward returned a {type(value).__module__}.{type(value).__name__} "
-        "where a gradient goes; return Tensors, computed with minigrad ops from grad and "
-        "self.inputs (or self.constant(array) for an array)")
+        f"{type(fn).__name__}: backward returned a {type(value).__module__}."
+        f"{type(value).__name__} where a gradient goes; return Tensors, computed with minigrad "
+        "ops from grad and self.inputs (or self.constant(array) for an array)")
 
 
 class _PendingGradients(dict):
