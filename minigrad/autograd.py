@@ -223,7 +223,11 @@ class Function:
     def saved(self, arrays, recompute):
         """Values forward kept (an array or a tuple of arrays), as Tensors for backward: the kept
         arrays when backward is not recorded (fast), recomputed from the inputs with minigrad
-        ops when it is (so they are connected to the graph and can be differentiated again)."""
+        ops when it is (so they are connected to the graph and can be differentiated again).
+
+        `recompute` is a second definition of values forward computed: forward works on arrays,
+        in place and with fused kernels, which no graph records, so the two stay separate;
+        where the values are another op's output, `recompute` is that op (`Softmax.apply`)."""
         if _GradMode.enabled:
             return recompute()
         if isinstance(arrays, tuple):

@@ -122,3 +122,29 @@ def test_importing_minigrad_imports_no_test_library():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.stdout.strip() == "[]"
+
+
+class RowDot(mg.Function):
+    """Row-wise dot products of two (n, 3) tensors: no built-in shape rule draws these."""
+
+    def forward(self, a, b):
+        return (a * b).sum(axis=-1)
+
+    def backward(self, grad):
+        a, b = self.inputs
+        column = grad.reshape(grad.shape + (1,))
+        return column * b, column * a
+
+
+def test_check_op_takes_a_shape_rule_of_its_own():
+    from hypothesis import strategies as st
+
+    from minigrad.testing.strategies import Slot
+
+    @st.composite
+    def pair_of_rows(draw, spec):
+        n = draw(st.integers(1, 4))
+        return (Slot((n, 3)), Slot((n, 3))), {}
+
+    mg.testing.check_op(RowDot, mg.InputSpec(pair_of_rows),
+                        reference=lambda a, b: (a * b).sum(axis=-1), max_examples=10)
