@@ -92,8 +92,9 @@ def ops_markdown():
             summary = op.summary.replace("|", "\\|")
             lines.append(f"| {op.name} | `{call_text(op)}` | {summary} | {classes} | "
                          f"{_inputs(op.spec)} | {_flags(op)} |")
+    used = {op.spec.rule for op in public}
     lines += ["", "## Shape rules", "", "| rule | inputs |", "|---|---|"]
-    lines += [f"| {rule} | {text} |" for rule, text in SHAPE_RULES.items()]
+    lines += [f"| {rule} | {text} |" for rule, text in SHAPE_RULES.items() if rule in used]
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,12 @@ from ..autograd import Function, is_grad_enabled
 from ..errors import ShapeError
 from .elementwise import erf_array
 from .indexing import IndexAdd
-from .references import erf_reference
+from .references import (
+    cross_entropy_backward_reference,
+    erf_reference,
+    layer_norm_input_gradient_reference,
+)
+from .registry import InputSpec, op
 
 
 def softmax_array(backend, x, axis=-1, mask=None):
@@ -178,6 +183,9 @@ class LayerNorm(Function):
         return tuple(self.constant(g) for g in grads)
 
 
+@op(reference=layer_norm_input_gradient_reference, namespace=None, internal=True,
+    spec=InputSpec("layer_norm_input_gradient", low=0.5, high=2.0),
+    summary="rstd · (g - mean(g) - normalized · mean(g · normalized)): layer_norm's backward")
 class LayerNormInputGradient(Function):
     """rstd · (g - mean(g) - normalized · mean(g · normalized)), means over the normalized
     axes: LayerNorm's gradient for its input from g = grad · weight, as one op (six passes over
@@ -456,6 +464,16 @@ class CrossEntropyBackward(Function):
         difference = probabilities - self.constant(target_distribution)
         return (grad * scale,
                 (grad * difference).sum(axis=-1, keepdims=True))
+
+
+@op(functions=(CrossEntropyBackward,), reference=cross_entropy_backward_reference,
+    namespace=None, internal=True,
+    spec=InputSpec("cross_entropy_backward", options={"smoothing": (0.0, 0.1)}),
+    summary="(probabilities - target distribution) · scale: cross_entropy's backward")
+def cross_entropy_backward(probabilities, scale, target, smoothing=0.0):
+    """The op on its own (the table's form: `target` a Tensor of ints)."""
+    return CrossEntropyBackward.apply(probabilities, scale, target=target.data,
+                                      smoothing=smoothing)
 
 
 def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):

@@ -68,3 +68,18 @@ def index_add_reference(values, index, shape):
     positions = np.arange(out.size).reshape(shape)[index]
     np.add.at(out.reshape(-1), positions, values)
     return out
+
+
+def layer_norm_input_gradient_reference(g, normalized, rstd, n_axes=1):
+    axes = tuple(range(-n_axes, 0))
+
+    def mean(t):
+        return t.mean(axis=axes, keepdims=True)
+
+    return rstd * (g - mean(g) - normalized * mean(g * normalized))
+
+
+def cross_entropy_backward_reference(probabilities, scale, target, smoothing=0.0):
+    classes = probabilities.shape[-1]
+    return (probabilities - (1 - smoothing) * np.eye(classes)[target] - smoothing / classes
+            ) * scale

@@ -50,6 +50,9 @@ SHAPE_RULES = {
     "attention": "q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv), batch axes broadcasting",
     "embedding": "int ids of 0-2 dims (with repeats), weight (rows, dim)",
     "linear": "x (..., in), weight (out, in), bias (out,) or None",
+    "layer_norm_input_gradient": "g and normalized (...), rstd (...) with the last `n_axes` "
+                                 "axes of size 1",
+    "cross_entropy_backward": "probabilities (..., C), scale (..., 1), int targets (...)",
 }
 
 

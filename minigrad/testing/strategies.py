@@ -366,6 +366,24 @@ def linear(draw, spec):
     return (Slot(batch + (n_in,)), Slot((n_out, n_in))), {"bias": bias}
 
 
+@st.composite
+def layer_norm_input_gradient(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    n_axes = draw(st.integers(1, len(shape)))
+    rstd = shape[:-n_axes] + (1,) * n_axes
+    return (Slot(shape), Slot(shape), Slot(rstd)), {"n_axes": n_axes}
+
+
+@st.composite
+def cross_entropy_backward(draw, spec):
+    batch = draw(shapes(max_ndim=2, max_elements=8))
+    classes = draw(st.integers(1, MAX_SIDE))
+    target = draw(st.lists(st.integers(0, classes - 1), min_size=math.prod(batch),
+                           max_size=math.prod(batch)))
+    return ((Slot(batch + (classes,)), Slot(batch + (1,)),
+             np.array(target, dtype=np.int64).reshape(batch)), {})
+
+
 RULES = {
     "unary": unary, "elementwise": elementwise, "where": where, "masked_fill": masked_fill,
     "reduce": reduce, "arg-reduce": arg_reduce, "softmax-like": softmax_like, "matmul": matmul,
@@ -374,7 +392,8 @@ RULES = {
     "concatenate": concatenate, "stack": stack, "split": split, "index": index,
     "index_add": index_add, "topk": topk, "layer_norm": layer_norm,
     "cross_entropy": cross_entropy, "attention": attention, "embedding": embedding,
-    "linear": linear,
+    "linear": linear, "layer_norm_input_gradient": layer_norm_input_gradient,
+    "cross_entropy_backward": cross_entropy_backward,
 }
 assert RULES.keys() == SHAPE_RULES.keys(), "every shape rule needs a strategy, and no more"
 
