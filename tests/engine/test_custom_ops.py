@@ -88,9 +88,11 @@ def test_a_declared_user_op_gets_a_function_and_no_place_in_minigrad():
     assert Twice.op not in mg.ops.registry.ops()
 
 
-def test_check_op_passes_the_softplus_example(example_script):
+def test_the_softplus_example_runs_and_passes_check_op(example_script, capsys):
     example = example_script("custom_op")
-    mg.testing.check_op(example.Softplus, max_examples=15)
+    example.main()  # prints its values, then runs check_op
+    assert "check_op: values, gradients" in capsys.readouterr().out
+    mg.testing.check_op(example.Softplus, max_examples=15)  # as a user's own test would
     x = mg.tensor([0.0, 1.0], requires_grad=True)
     example.softplus(x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 1 / (1 + np.exp(-x.numpy())), rtol=1e-6)
