@@ -90,37 +90,34 @@ class Power(BinaryFunction):
         return grad_a, grad_b
 
 
-@op(reference=np.maximum, spec=InputSpec("elementwise", distinct=True),
-    summary="elementwise maximum; ties split the gradient")
-class Maximum(BinaryFunction):
-    """Elementwise maximum; at ties the gradient is split evenly (docs/conventions.md)."""
+class _PairExtremum(BinaryFunction):
+    """maximum / minimum of a and b: `xp.<name>`; at ties the gradient is split evenly
+    (docs/conventions.md), elsewhere it goes to the input `a_wins` picks."""
 
-    name = "maximum"
+    a_wins = None  # the comparison of a with b that picks a
 
     def forward(self, a, b):
-        return self.xp.maximum(a, b)
+        return getattr(self.xp, self.name)(a, b)
 
     def backward(self, grad):
-        return _split_at_ties(self, grad, self.inputs[0].data > self.inputs[1].data)
+        a, b = (t.data for t in self.inputs)
+        share_a = self.a_wins(a, b) + 0.5 * (a == b)
+        share_a = self.constant(share_a.astype(grad.dtype, copy=False))
+        return grad * share_a, grad * (1 - share_a)
+
+
+@op(reference=np.maximum, spec=InputSpec("elementwise", distinct=True),
+    summary="elementwise maximum; ties split the gradient")
+class Maximum(_PairExtremum):
+    name = "maximum"
+    a_wins = operator.gt
 
 
 @op(reference=np.minimum, spec=InputSpec("elementwise", distinct=True),
     summary="elementwise minimum; ties split the gradient")
-class Minimum(BinaryFunction):
+class Minimum(_PairExtremum):
     name = "minimum"
-
-    def forward(self, a, b):
-        return self.xp.minimum(a, b)
-
-    def backward(self, grad):
-        return _split_at_ties(self, grad, self.inputs[0].data < self.inputs[1].data)
-
-
-def _split_at_ties(fn, grad, a_wins):
-    a, b = fn.inputs
-    share_a = a_wins + 0.5 * (a.data == b.data)
-    share_a = fn.constant(share_a.astype(grad.dtype, copy=False))
-    return grad * share_a, grad * (1 - share_a)
+    a_wins = operator.lt
 
 
 @op(reference=np.negative, spec=InputSpec("unary"), summary="-x", operators=("__neg__",))

@@ -13,7 +13,7 @@ from pathlib import Path
 import minigrad
 from minigrad.autograd import Function
 from minigrad.nn import functional as F
-from minigrad.ops.elementwise import BinaryFunction
+from minigrad.ops.elementwise import BinaryFunction, _PairExtremum
 from minigrad.ops.reduce import Reduction, _Extremum
 from minigrad.ops.registry import SHAPE_RULES, ops, registered_functions
 from minigrad.tensor import Tensor
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "make_ops_doc.py"
 
 # Shared bases that are never applied themselves: not expected in the table.
-ABSTRACT_FUNCTIONS = (Function, BinaryFunction, Reduction, _Extremum)
+ABSTRACT_FUNCTIONS = (Function, BinaryFunction, _PairExtremum, Reduction, _Extremum)
 
 
 def _minigrad_function_classes():
