@@ -164,7 +164,7 @@ class Function:
         requires_grad = False
         for tensor in inputs:
             if type(tensor) is not Tensor and not isinstance(tensor, Tensor):
-                return cls.apply(*_tensor_inputs(cls, inputs, params), **params)
+                return cls.apply(*_tensor_inputs(cls, inputs), **params)
             if tensor.backend is not backend:
                 if backend is not None:
                     raise _device_error(cls, inputs)
@@ -264,7 +264,7 @@ def _checking_backward(backward):
     return checked_backward
 
 
-def _tensor_inputs(cls, inputs, params):
+def _tensor_inputs(cls, inputs):
     """The inputs with every non-Tensor made a constant beside the first Tensor (minigrad's
     ops), or an OpDefinitionError naming the argument (other Functions)."""
     like = next((t for t in inputs if isinstance(t, Tensor)), None)
