@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # document this checkout, whatever minigrad is installed
 
 from minigrad.ops.registry import SHAPE_RULES, InputSpec, ops  # noqa: E402  (after the path)
+from minigrad.tensor import Tensor  # noqa: E402
 
 OUTPUT = ROOT / "docs" / "ops.md"
 
@@ -30,7 +31,7 @@ SECTIONS = {
 
 
 def call_text(op):
-    """How users spell the call: mg.exp(x), F.softmax(...), Tensor.astype(...), x[index]."""
+    """The op's function as users reach it: mg.exp(x), F.softmax(...), Tensor.astype(...)."""
     try:
         signature = str(inspect.signature(op.call))
     except ValueError:
@@ -39,9 +40,27 @@ def call_text(op):
         return f"{op.namespace}.{op.name}{signature}"
     if op.method is not None:
         return f"Tensor.{op.method}{signature}"
-    if op.operators == ("__getitem__",):
-        return "x[index]"
-    return f"{op.name}{signature}"
+    return f"{op.call.__module__}.{op.name}{signature}"
+
+
+# How a Tensor operator reads (the reflected ones, `2 - x`, read the same).
+OPERATOR_SYMBOLS = {
+    "__add__": "a + b", "__sub__": "a - b", "__mul__": "a * b", "__truediv__": "a / b",
+    "__pow__": "a ** b", "__matmul__": "a @ b", "__neg__": "-x", "__eq__": "a == b",
+    "__ne__": "a != b", "__lt__": "a < b", "__le__": "a <= b", "__gt__": "a > b",
+    "__ge__": "a >= b", "__and__": "a & b", "__or__": "a \\| b", "__invert__": "~x",
+    "__getitem__": "x[index]",
+}
+
+
+def on_tensor(op):
+    """The op's Tensor method and operators, as users write them."""
+    forms = []
+    if op.method is not None:
+        takes = list(inspect.signature(getattr(Tensor, op.method)).parameters)[1:]
+        forms.append(f"`x.{op.method}({'...' if takes else ''})`")
+    forms += [f"`{OPERATOR_SYMBOLS[name]}`" for name in op.operators if name in OPERATOR_SYMBOLS]
+    return ", ".join(forms)
 
 
 def _inputs(spec):
@@ -85,13 +104,13 @@ def ops_markdown():
         if not rows:
             continue
         lines += ["", f"## {section}", "",
-                  "| op | call | summary | Function classes | inputs | flags |",
-                  "|---|---|---|---|---|---|"]
+                  "| op | call | on Tensor | summary | Function classes | inputs | flags |",
+                  "|---|---|---|---|---|---|---|"]
         for op in rows:
             classes = ", ".join(fn.__name__ for fn in op.functions) or "-"
             summary = op.summary.replace("|", "\\|")
-            lines.append(f"| {op.name} | `{call_text(op)}` | {summary} | {classes} | "
-                         f"{_inputs(op.spec)} | {_flags(op)} |")
+            lines.append(f"| {op.name} | `{call_text(op)}` | {on_tensor(op)} | {summary} | "
+                         f"{classes} | {_inputs(op.spec)} | {_flags(op)} |")
     used = {op.spec.rule for op in public}
     lines += ["", "## Shape rules", "", "| rule | inputs |", "|---|---|"]
     lines += [f"| {rule} | {text} |" for rule, text in SHAPE_RULES.items() if rule in used]

@@ -149,6 +149,9 @@ class LayerNorm(Function):
         return out
 
     def _recompute(self):
+        """forward's normalized input and rstd again, in Tensor ops: what a recorded backward
+        differentiates (forward's own arrays, made in place or by fused kernels, are not
+        recorded; see `Function.saved`)."""
         x = self.inputs[0]
         centered = x - x.mean(axis=self.axes, keepdims=True)
         rstd = 1 / ((centered * centered).mean(axis=self.axes, keepdims=True) + self.eps).sqrt()
