@@ -2,7 +2,7 @@
 written as PyTorch users write a `torch.autograd.Function`, then checked as minigrad checks
 its own ops.
 
-    python examples/custom_op.py
+    python examples/custom_op.py [--examples 20]
 
 The declaration (`@mg.op`) gives the op its public function (`softplus`, with forward's
 parameters), its NumPy reference and the spec its inputs are drawn from; `check_op` then
@@ -18,6 +18,7 @@ test suite:
 import numpy as np
 
 import minigrad as mg
+from transformer import cli
 
 
 @mg.op(reference=lambda x, beta=1.0: np.logaddexp(0, beta * x) / beta,
@@ -40,14 +41,18 @@ class Softplus(mg.Function):
 softplus = Softplus.op.call  # softplus(x, beta=1.0)
 
 
-def main():
+def main(argv=None):
+    parser = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--examples", type=cli.positive_int, default=20,
+                        help="how many drawn cases check_op tries")
+    args = parser.parse_args(argv)
     x = mg.tensor([-2.0, 0.0, 3.0], requires_grad=True)
     y = softplus(x, beta=2.0)
     y.sum().backward()
     print("softplus:", y.numpy().round(4), "gradient:", x.grad.numpy().round(4))
-    mg.testing.check_op(Softplus, max_examples=20)
+    mg.testing.check_op(Softplus, max_examples=args.examples)
     print("check_op: values, gradients, gradients of gradients, dtypes: all pass")
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

@@ -22,8 +22,12 @@ def check_op(target, spec=None, reference=None, *, devices=("cpu",), max_example
     the first failure, with the drawn case that shows it (hypothesis shrinks it first)."""
     import dataclasses
 
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
+    try:
+        from hypothesis import given, settings
+        from hypothesis import strategies as st
+    except ImportError:
+        raise ImportError("check_op needs hypothesis: install the 'testing' extra (pip install "
+                          "'minigrad-transformer[testing]')") from None
 
     from ..ops.registry import describe
     from . import op_checks

@@ -90,7 +90,7 @@ def test_a_declared_user_op_gets_a_function_and_no_place_in_minigrad():
 
 def test_the_softplus_example_runs_and_passes_check_op(example_script, capsys):
     example = example_script("custom_op")
-    example.main()  # prints its values, then runs check_op
+    example.main(["--examples", "10"])  # prints its values, then runs check_op
     assert "check_op: values, gradients" in capsys.readouterr().out
     mg.testing.check_op(example.Softplus, max_examples=15)  # as a user's own test would
     x = mg.tensor([0.0, 1.0], requires_grad=True)
@@ -150,3 +150,9 @@ def test_check_op_takes_a_shape_rule_of_its_own():
 
     mg.testing.check_op(RowDot, mg.InputSpec(pair_of_rows),
                         reference=lambda a, b: (a * b).sum(axis=-1), max_examples=10)
+
+
+def test_check_op_without_hypothesis_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "hypothesis", None)  # import hypothesis raises ImportError
+    with pytest.raises(ImportError, match=r"check_op needs hypothesis.*'testing' extra"):
+        mg.testing.check_op(WrongSquare, mg.InputSpec("unary"), lambda x: x * x)
