@@ -209,35 +209,7 @@ def _operator(operator_name, call):
 def _public_function(cls, op_name):
     """`def <op_name>(<forward's parameters>): return cls.apply(...)`, written out so that the
     function has forward's signature and costs one call (no packing of *args, **kwargs)."""
-    forward = inspect.getattr_static(cls, "forward")
-    if forward is inspect.getattr_static(Function, "forward"):
-        raise OpDefinitionError(f"op {op_name!r}: {cls.__name__} defines no forward(self, ...)")
-    parameters = list(inspect.signature(cls.forward).parameters.values())
-    if not isinstance(forward, staticmethod):
-        parameters = parameters[1:]  # self
-    header, arguments, defaults = [], [], {}
-    keyword_only_marked = False
-    for p in parameters:
-        if p.kind is p.VAR_POSITIONAL:
-            header.append(f"*{p.name}")
-            arguments.append(f"*{p.name}")
-            keyword_only_marked = True
-        elif p.kind is p.VAR_KEYWORD:
-            header.append(f"**{p.name}")
-            arguments.append(f"**{p.name}")
-        elif p.default is p.empty and p.kind is not p.KEYWORD_ONLY:
-            header.append(p.name)
-            arguments.append(p.name)
-        else:
-            if p.kind is p.KEYWORD_ONLY and not keyword_only_marked:
-                header.append("*")
-                keyword_only_marked = True
-            if p.default is p.empty:
-                header.append(p.name)
-            else:
-                defaults[p.name] = p.default
-                header.append(f"{p.name}=_defaults[{p.name!r}]")
-            arguments.append(f"{p.name}={p.name}")
+    header, arguments, defaults = _parameter_lists(_forward_parameters(cls, op_name))
     source = (f"def {op_name}({', '.join(header)}):\n"
               f"    return _apply({', '.join(arguments)})\n")
     scope = {"_apply": cls.apply, "_defaults": defaults}
@@ -248,3 +220,36 @@ def _public_function(cls, op_name):
     function.__qualname__ = op_name
     function.__doc__ = cls.__doc__
     return function
+
+
+def _forward_parameters(cls, op_name):
+    """forward's parameters after self."""
+    forward = inspect.getattr_static(cls, "forward")
+    if forward is inspect.getattr_static(Function, "forward"):
+        raise OpDefinitionError(f"op {op_name!r}: {cls.__name__} defines no forward(self, ...)")
+    parameters = list(inspect.signature(cls.forward).parameters.values())
+    return parameters if isinstance(forward, staticmethod) else parameters[1:]
+
+
+def _parameter_lists(parameters):
+    """The generated function's parameters, the arguments it passes to apply (the tensors
+    positionally, the rest by keyword), and the defaults it refers to."""
+    header, arguments, defaults = [], [], {}
+    for p in parameters:
+        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
+            stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
+            header.append(f"{stars}{p.name}")
+            arguments.append(f"{stars}{p.name}")
+        elif p.default is p.empty and p.kind is not p.KEYWORD_ONLY:
+            header.append(p.name)
+            arguments.append(p.name)
+        else:
+            if p.kind is p.KEYWORD_ONLY and not any(h.startswith("*") for h in header):
+                header.append("*")
+            if p.default is p.empty:
+                header.append(p.name)
+            else:
+                defaults[p.name] = p.default
+                header.append(f"{p.name}=_defaults[{p.name!r}]")
+            arguments.append(f"{p.name}={p.name}")
+    return header, arguments, defaults

@@ -156,3 +156,20 @@ def test_check_op_without_hypothesis_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "hypothesis", None)  # import hypothesis raises ImportError
     with pytest.raises(ImportError, match=r"check_op needs hypothesis.*'testing' extra"):
         mg.testing.check_op(WrongSquare, mg.InputSpec("unary"), lambda x: x * x)
+
+
+def test_the_generated_function_has_forwards_parameters():
+    import inspect
+
+    @mg.op(reference=None, random=True, spec=mg.InputSpec("unary"))
+    class Many(mg.Function):
+        def forward(self, x, *rest, scale, shift=0.0):
+            return x * scale + shift
+
+        def backward(self, grad):
+            return (grad * self.scale,) + (None,) * (len(self.inputs) - 1)
+
+    call = Many.op.call
+    assert str(inspect.signature(call)) == "(x, *rest, scale, shift=0.0)"
+    x = mg.tensor([1.0, 2.0])
+    assert call(x, x, scale=2.0, shift=1.0).tolist() == [3.0, 5.0]
