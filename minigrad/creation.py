@@ -3,6 +3,8 @@
 import numpy as np
 
 from .backend import get_backend
+from .ops.elementwise import MaskedFill
+from .ops.registry import InputSpec, op
 from .tensor import Tensor, get_default_dtype
 
 
@@ -76,11 +78,15 @@ def _triangle(x, k, upper):
     return x.masked_fill(keep if upper else ~keep, 0)
 
 
+@op(functions=(MaskedFill,), reference=np.tril, summary="zeros above the k-th diagonal",
+    spec=InputSpec("unary", min_ndim=2, options={"k": (-1, 0, 1)}))
 def tril(x, k=0):
     """x with the elements above the k-th diagonal set to 0 (differentiable)."""
     return _triangle(x, k, upper=False)
 
 
+@op(functions=(MaskedFill,), reference=np.triu, summary="zeros below the k-th diagonal",
+    spec=InputSpec("unary", min_ndim=2, options={"k": (-1, 0, 1)}))
 def triu(x, k=0):
     """x with the elements below the k-th diagonal set to 0 (differentiable)."""
     return _triangle(x, k, upper=True)

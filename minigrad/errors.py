@@ -35,3 +35,8 @@ class GradcheckError(MinigradError, AssertionError):
 
 class ConfigError(MinigradError, ValueError):
     """An invalid configuration value."""
+
+
+class OpDefinitionError(MinigradError, TypeError):
+    """A Function that breaks the op contract: what `forward` or `backward` returned, or how
+    `apply` was called."""

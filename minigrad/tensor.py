@@ -1,9 +1,15 @@
-"""Tensor: an array on a device, plus what reverse-mode autodiff needs (grad, grad_fn)."""
+"""Tensor: an array on a device, plus what reverse-mode autodiff needs (grad, grad_fn).
+
+This module is the bottom layer: it knows no op. The ops install themselves as Tensor methods
+and operators where they are declared (`minigrad/ops/registry.py`), and the engine installs
+`backward` (`minigrad/autograd.py`); the methods here are built from those.
+"""
 
 import numpy as np
 
 from .backend import backend_of_array, get_backend, normalize_device
 from .errors import DeviceError, DTypeError
+from .hooks import HookHandle
 
 _default_dtype = np.dtype(np.float32)
 
@@ -158,16 +164,13 @@ class Tensor:
         """This tensor on another device and/or with another dtype (differentiable)."""
         result = self
         if device is not None and normalize_device(device) != self.device:
-            result = shape_ops.to_device(result, device)
+            result = result.to_device(device)
         if dtype is not None and np.dtype(dtype) != result.dtype:
             result = result.astype(dtype)
         return result
 
     def cpu(self):
         return self.to("cpu")
-
-    def astype(self, dtype):
-        return elementwise.astype(self, dtype)
 
     def detach(self):
         """The same values, cut from the graph (shares storage)."""
@@ -196,190 +199,20 @@ class Tensor:
             raise ValueError("register_hook: this tensor does not require grad")
         if self._hooks is None:
             self._hooks = {}
-        return _HookHandle(self._hooks, hook)
+        return HookHandle(self._hooks, hook)
 
-    def backward(self, gradient=None, retain_graph=False, create_graph=False):
-        """Accumulate d(self)/d(leaf) into every leaf's `.grad`."""
-        from .autograd import run_backward
-
-        run_backward([self], [gradient], retain_graph, create_graph)
-
-    # ----- operators ----------------------------------------------------------------------
-    def __add__(self, other):
-        return Add.apply(self, other)
-
-    def __radd__(self, other):
-        return Add.apply(other, self)
-
-    def __sub__(self, other):
-        return Subtract.apply(self, other)
-
-    def __rsub__(self, other):
-        return Subtract.apply(other, self)
-
-    def __mul__(self, other):
-        return Multiply.apply(self, other)
-
-    def __rmul__(self, other):
-        return Multiply.apply(other, self)
-
-    def __truediv__(self, other):
-        return Divide.apply(self, other)
-
-    def __rtruediv__(self, other):
-        return Divide.apply(other, self)
-
-    def __pow__(self, other):
-        return Power.apply(self, other)
-
-    def __rpow__(self, other):
-        return Power.apply(other, self)
-
-    def __neg__(self):
-        return Negative.apply(self)
-
-    def __matmul__(self, other):
-        return linalg.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return linalg.matmul(other, self)
-
-    def __eq__(self, other):
-        return compare.equal(self, other)
-
-    def __ne__(self, other):
-        return compare.not_equal(self, other)
-
-    def __lt__(self, other):
-        return compare.less(self, other)
-
-    def __le__(self, other):
-        return compare.less_equal(self, other)
-
-    def __gt__(self, other):
-        return compare.greater(self, other)
-
-    def __ge__(self, other):
-        return compare.greater_equal(self, other)
-
-    def __invert__(self):
-        return compare.logical_not(self)
-
-    def __and__(self, other):
-        return compare.logical_and(self, other)
-
-    def __or__(self, other):
-        return compare.logical_or(self, other)
-
-    def __getitem__(self, index):
-        return indexing.getitem(self, index)
-
-    # ----- elementwise (each also a function: x.exp() and mg.exp(x)) ------------------------
-    def exp(self):
-        return elementwise.exp(self)
-
-    def log(self):
-        return elementwise.log(self)
-
-    def sqrt(self):
-        return elementwise.sqrt(self)
-
-    def tanh(self):
-        return elementwise.tanh(self)
-
-    def sigmoid(self):
-        return elementwise.sigmoid(self)
-
-    def relu(self):
-        return elementwise.relu(self)
-
-    def abs(self):
-        return elementwise.abs(self)
-
-    def erf(self):
-        return elementwise.erf(self)
-
-    def clip(self, min=None, max=None):
-        return elementwise.clip(self, min, max)
-
-    def masked_fill(self, mask, value):
-        return elementwise.masked_fill(self, mask, value)
-
-    # ----- reductions -----------------------------------------------------------------------
-    def sum(self, axis=None, keepdims=False):
-        return reduce.sum(self, axis, keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        return reduce.mean(self, axis, keepdims)
-
-    def var(self, axis=None, keepdims=False):
-        return reduce.var(self, axis, keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        return reduce.max(self, axis, keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        return reduce.min(self, axis, keepdims)
-
-    def logsumexp(self, axis=None, keepdims=False):
-        return reduce.logsumexp(self, axis, keepdims)
-
-    def argmax(self, axis=None, keepdims=False):
-        return compare.argmax(self, axis, keepdims)
-
-    def any(self, axis=None, keepdims=False):
-        return compare.any(self, axis, keepdims)
-
-    def all(self, axis=None, keepdims=False):
-        return compare.all(self, axis, keepdims)
-
-    def isfinite(self):
-        return compare.isfinite(self)
-
-    # ----- shape --------------------------------------------------------------------------
-    def reshape(self, *shape):
-        return shape_ops.reshape(self, shape[0] if len(shape) == 1 else shape)
-
-    def transpose(self, *axes):
-        return shape_ops.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
-
-    def swapaxes(self, axis1, axis2):
-        return shape_ops.swapaxes(self, axis1, axis2)
-
+    # ----- built from the ops' methods ----------------------------------------------------
     @property
     def T(self):
-        return shape_ops.transpose(self)
+        return self.transpose()
 
     @property
     def mT(self):
         """The last two axes swapped (NumPy 2's ndarray.mT): Kᵀ for a batch of K."""
-        return shape_ops.swapaxes(self, -1, -2)
-
-    def expand_dims(self, axis):
-        return shape_ops.expand_dims(self, axis)
-
-    def squeeze(self, axis=None):
-        return shape_ops.squeeze(self, axis)
-
-    def broadcast_to(self, shape):
-        return shape_ops.broadcast_to(self, shape)
+        return self.swapaxes(-1, -2)
 
     def flatten(self):
-        return shape_ops.reshape(self, (-1,))
-
-
-class _HookHandle:
-    """Returned by `register_hook`; `.remove()` unregisters the hook."""
-
-    _next_id = 0
-
-    def __init__(self, hooks, hook):
-        _HookHandle._next_id += 1
-        self.hooks, self.key = hooks, _HookHandle._next_id
-        hooks[self.key] = hook
-
-    def remove(self):
-        self.hooks.pop(self.key, None)
+        return self.reshape(-1)
 
 
 def tensor(data, requires_grad=False, dtype=None, device=None):
@@ -417,8 +250,3 @@ def ensure_tensor(value, like):
             f"an array of type {type(value).__name__} combined with a tensor on {like.device}: "
             f"make it a tensor on that device first (mg.tensor(x, device='{like.device}'))")
     return Tensor._make(as_array(value, backend=backend), backend)
-
-
-from .ops import compare, elementwise, indexing, linalg, reduce  # noqa: E402
-from .ops import shape as shape_ops  # noqa: E402
-from .ops.elementwise import Add, Divide, Multiply, Negative, Power, Subtract  # noqa: E402

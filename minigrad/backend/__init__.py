@@ -111,6 +111,14 @@ def use_fused_kernels(on=True):
             backend.use_fused_kernels(_fused)
 
 
+def use_cupy(module):
+    """Use `module` as CuPy (None: import the real one); forgets the CUDA backends made."""
+    from . import cupy_backend  # the module only: CuPy itself is imported at the first device
+
+    cupy_backend._stand_in = module
+    forget_cuda_backends()
+
+
 def forget_cuda_backends():
     """Drop the CUDA backends made so far (after switching to or from the CuPy stand-in)."""
     for device in [device for device in _backends if device != "cpu"]:

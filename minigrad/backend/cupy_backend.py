@@ -11,16 +11,8 @@ import os
 from ..errors import DeviceError
 
 MINIMUM_VERSION = (14, 0)  # put_along_axis, NumPy 2's promotion rules (NEP 50)
-_stand_in = None  # a module used instead of `import cupy` (the test double), or None
-
-
-def use_cupy(module):
-    """Use `module` as CuPy (None: import the real one); forgets the CUDA backends made."""
-    global _stand_in
-    from . import forget_cuda_backends
-
-    _stand_in = module
-    forget_cuda_backends()
+_stand_in = None  # a module used instead of `import cupy` (the test double), or None:
+# set by `minigrad.backend.use_cupy`, which also forgets the CUDA backends made before
 
 
 def _import_cupy():

@@ -7,10 +7,17 @@ import numpy as np
 from ..autograd import is_anomaly_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..ops import nn as ops
-from ..ops.elementwise import mask_array, relu  # noqa: F401  (relu is part of this API)
+from ..ops import references
+from ..ops.elementwise import Relu, mask_array
+from ..ops.registry import InputSpec, op
 from ..tensor import Tensor
 
+relu = Relu.op.call  # mg.relu, also part of this API
 
+
+@op(functions=(ops.Softmax,), reference=references.softmax_reference, namespace="F",
+    spec=InputSpec("softmax-like", mask=True),
+    summary="probabilities along an axis; masked entries get 0, a fully masked row is zeros")
 def softmax(x, axis=-1, mask=None):
     """Probabilities along `axis`; entries where `mask` is True get 0. A fully masked row is all
     zeros, with zero gradient."""
@@ -18,10 +25,15 @@ def softmax(x, axis=-1, mask=None):
         "softmax", mask, x))
 
 
+@op(functions=(ops.LogSoftmax,), reference=references.log_softmax_reference, namespace="F",
+    spec=InputSpec("softmax-like"), summary="log of softmax, stable")
 def log_softmax(x, axis=-1):
     return ops.LogSoftmax.apply(x, axis=axis)
 
 
+@op(functions=(ops.LayerNorm, ops.LayerNormInputGradient), namespace="F",
+    reference=references.layer_norm_reference, spec=InputSpec("layer_norm", distinct=True),
+    summary="normalized over trailing axes, then affine")
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the trailing `normalized_shape` axes, then scale and shift."""
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) \
@@ -38,12 +50,18 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
                                has_weight=weight is not None, has_bias=bias is not None)
 
 
+@op(functions=(ops.Gelu,), reference=ops.gelu_reference, namespace="F", accuracy=3e-7,
+    spec=InputSpec("unary", low=-3.0, high=3.0, options={"approximate": ("none", "tanh")}),
+    summary="x·Φ(x), exact or with the tanh approximation")
 def gelu(x, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return ops.Gelu.apply(x, approximate=approximate)
 
 
+@op(functions=(ops.Dropout,), reference=None, namespace="F", random=True,
+    spec=InputSpec("unary", kinks=(0.0,), options={"p": (0.25, 0.5)}),
+    summary="inverted dropout from the device's seeded generator")
 def dropout(x, p=0.5, training=True):
     """Inverted dropout drawn from the device's seeded generator; identity when not training."""
     if not 0 <= p <= 1:
@@ -70,6 +88,8 @@ def _checked_here(like):
     return like.backend.activate is None or is_anomaly_enabled()
 
 
+@op(functions=(ops.Embedding, ops.IndexAdd), reference=lambda ids, weight: weight[ids],
+    namespace="F", spec=InputSpec("embedding"), summary="rows of weight picked by ids")
 def embedding(ids, weight, padding_idx=None):
     """weight[ids]: (..., ) int ids -> (..., dim); the padding row receives no gradient."""
     array = _ids("embedding", ids, weight)
@@ -83,11 +103,18 @@ def embedding(ids, weight, padding_idx=None):
     return ops.Embedding.apply(weight, ids=array, padding_idx=padding_idx)
 
 
+@op(functions=(ops.Linear,), reference=references.linear_reference, namespace="F",
+    spec=InputSpec("linear"), summary="x @ weight.T + bias, weight (out, in)")
 def linear(x, weight, bias=None):
     """x @ weight.T + bias, weight (out_features, in_features) as PyTorch."""
     return ops.Linear.apply(x, weight, *(() if bias is None else (bias,)))
 
 
+@op(functions=(ops.CrossEntropy, ops.CrossEntropyBackward, ops.Softmax), namespace="F",
+    reference=references.cross_entropy_reference,
+    spec=InputSpec("cross_entropy", low=-3.0, high=3.0,
+                   options={"label_smoothing": (0.0, 0.1), "reduction": ("mean", "sum", "none")}),
+    summary="loss from logits (class axis last), label smoothing, ignore_index")
 def cross_entropy(logits, target, ignore_index=None, label_smoothing=0.0, reduction="mean"):
     """Cross-entropy of logits (..., C) (class axis last) against int targets (...)."""
     if reduction not in ("mean", "sum", "none"):
@@ -114,6 +141,9 @@ def _check_targets(targets, classes, ignore_index):
                          f"got values in [{int(considered.min())}, {int(considered.max())}]")
 
 
+@op(functions=(ops.ScaledDotProductAttention, ops.Softmax), namespace="F",
+    reference=references.attention_reference, spec=InputSpec("attention", mask=True),
+    summary="softmax(q kᵀ / sqrt(d)) v, masked, one fused op")
 def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=False,
                                  return_weights=False):
     """softmax(q kᵀ/sqrt(d_k)) v with `mask` True = not attended (broadcast to (..., Lq, Lk)).

@@ -6,6 +6,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import CheckpointError
+from ..hooks import HookHandle
 from ..tensor import Tensor
 
 
@@ -21,18 +22,6 @@ class Parameter(Tensor):
         return "Parameter(" + super().__repr__() + ")"
 
 
-class _Handle:
-    """Returned by `register_forward_hook`; `.remove()` unregisters the hook."""
-
-    def __init__(self, hooks, hook):
-        self.hooks, self.hook = hooks, hook
-        hooks.append(hook)
-
-    def remove(self):
-        if self.hook in self.hooks:
-            self.hooks.remove(self.hook)
-
-
 class Module:
     """Base class: assign Parameters, buffers and Modules as attributes; define `forward`.
 
@@ -45,7 +34,7 @@ class Module:
         object.__setattr__(self, "_parameter_names", [])
         object.__setattr__(self, "_buffer_names", {})  # name -> persistent
         object.__setattr__(self, "_module_names", [])
-        object.__setattr__(self, "_forward_hooks", [])
+        object.__setattr__(self, "_forward_hooks", {})  # HookHandle key -> hook
 
     def __setattr__(self, name, value):
         if "_parameter_names" not in self.__dict__:
@@ -74,7 +63,7 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         output = self.forward(*args, **kwargs)
-        for hook in self._forward_hooks:
+        for hook in tuple(self._forward_hooks.values()):  # a hook may remove itself
             replaced = hook(self, args, output)
             if replaced is not None:
                 output = replaced
@@ -82,7 +71,7 @@ class Module:
 
     def register_forward_hook(self, hook):
         """hook(module, inputs, output) runs after every forward; it may return a replacement."""
-        return _Handle(self._forward_hooks, hook)
+        return HookHandle(self._forward_hooks, hook)
 
     # ----- walking the tree -------------------------------------------------------------------
     def named_children(self):

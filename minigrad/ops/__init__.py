@@ -1,1 +1,5 @@
-"""The op set: one differentiable op = one Function subclass, registered in `registry.py`."""
+"""The op set: one differentiable op = one `Function` subclass, declared with `@op`
+(`registry.py`). Importing this package imports every op module, so declares their ops (the
+fused ones are declared in `minigrad.nn.functional`, `tril`/`triu` in `minigrad.creation`)."""
+
+from . import compare, elementwise, indexing, linalg, nn, reduce, shape

@@ -4,64 +4,66 @@ They compute on the arrays directly and return tensors outside the graph."""
 
 import operator
 
+import numpy as np
+
 from ..errors import DeviceError
 from ..tensor import Tensor, ensure_tensor
 from .broadcasting import broadcast_shape
 from .reduce import normalize_axes
+from .registry import InputSpec, op
 
 
-def _binary(name, op, a, b):
+def _binary(name, operation, a, b):
     like = a if isinstance(a, Tensor) else b
     a, b = ensure_tensor(a, like), ensure_tensor(b, like)
     if a.backend is not b.backend:
         raise DeviceError(f"{name}: tensors on {a.device} and {b.device}; move one with .to()")
     try:
-        return Tensor._make(op(a.data, b.data), a.backend)
+        return Tensor._make(operation(a.data, b.data), a.backend)
     except ValueError:
         broadcast_shape(name, a.shape, b.shape)
         raise
 
 
-def equal(a, b):
-    return _binary("equal", operator.eq, a, b)
+def _declare_binary(name, operation, reference, summary, operator_name, dtype="float"):
+    """The op `name(a, b)`: `operation` on the broadcast arrays, also Tensor's `operator_name`."""
+
+    def function(a, b):
+        return _binary(name, operation, a, b)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = summary
+    return op(reference=reference, spec=InputSpec("elementwise", dtype=dtype), summary=summary,
+              operators=(operator_name,), differentiable=False)(function)
 
 
-def not_equal(a, b):
-    return _binary("not_equal", operator.ne, a, b)
+equal = _declare_binary("equal", operator.eq, np.equal, "a == b", "__eq__")
+not_equal = _declare_binary("not_equal", operator.ne, np.not_equal, "a != b", "__ne__")
+less = _declare_binary("less", operator.lt, np.less, "a < b", "__lt__")
+less_equal = _declare_binary("less_equal", operator.le, np.less_equal, "a <= b", "__le__")
+greater = _declare_binary("greater", operator.gt, np.greater, "a > b", "__gt__")
+greater_equal = _declare_binary("greater_equal", operator.ge, np.greater_equal, "a >= b",
+                                "__ge__")
+logical_and = _declare_binary("logical_and", operator.and_, np.logical_and, "a & b", "__and__",
+                              dtype="bool")
+logical_or = _declare_binary("logical_or", operator.or_, np.logical_or, "a | b", "__or__",
+                             dtype="bool")
 
 
-def less(a, b):
-    return _binary("less", operator.lt, a, b)
-
-
-def less_equal(a, b):
-    return _binary("less_equal", operator.le, a, b)
-
-
-def greater(a, b):
-    return _binary("greater", operator.gt, a, b)
-
-
-def greater_equal(a, b):
-    return _binary("greater_equal", operator.ge, a, b)
-
-
-def logical_and(a, b):
-    return _binary("logical_and", operator.and_, a, b)
-
-
-def logical_or(a, b):
-    return _binary("logical_or", operator.or_, a, b)
-
-
+@op(reference=np.logical_not, spec=InputSpec("unary", dtype="bool"), summary="~x",
+    operators=("__invert__",), differentiable=False)
 def logical_not(x):
     return Tensor._make(~x.data if x.dtype.kind == "b" else x.data == 0, x.backend)
 
 
+@op(reference=np.isfinite, spec=InputSpec("unary"), method=True, differentiable=False,
+    summary="True where x is neither NaN nor ±inf")
 def isfinite(x):
     return Tensor._make(x.backend.xp.isfinite(x.data), x.backend)
 
 
+@op(reference=np.argmax, spec=InputSpec("arg-reduce", distinct=True), method=True,
+    differentiable=False, summary="index of the largest value (int64)")
 def argmax(x, axis=None, keepdims=False):
     """Index of the largest value (the first one at ties), int64."""
     if axis is not None:
@@ -70,11 +72,19 @@ def argmax(x, axis=None, keepdims=False):
     return Tensor._make(x.backend.xp.asarray(out, dtype="int64"), x.backend)
 
 
+def _reduce_bool(name, x, axis, keepdims):
+    axes = normalize_axes(name, axis, x.ndim)
+    reduced = getattr(x.data, name)(axis=axes, keepdims=keepdims)
+    return Tensor._make(x.backend.xp.asarray(reduced), x.backend)
+
+
+@op(reference=np.any, spec=InputSpec("reduce", dtype="bool"), method=True, differentiable=False,
+    summary="whether any element is True")
 def any(x, axis=None, keepdims=False):
-    axes = normalize_axes("any", axis, x.ndim)
-    return Tensor._make(x.backend.xp.asarray(x.data.any(axis=axes, keepdims=keepdims)), x.backend)
+    return _reduce_bool("any", x, axis, keepdims)
 
 
+@op(reference=np.all, spec=InputSpec("reduce", dtype="bool"), method=True, differentiable=False,
+    summary="whether every element is True")
 def all(x, axis=None, keepdims=False):
-    axes = normalize_axes("all", axis, x.ndim)
-    return Tensor._make(x.backend.xp.asarray(x.data.all(axis=axes, keepdims=keepdims)), x.backend)
+    return _reduce_bool("all", x, axis, keepdims)

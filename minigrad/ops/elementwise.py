@@ -9,6 +9,11 @@ from ..autograd import Function, is_grad_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .broadcasting import broadcast_shape
+from .references import erf_reference, masked_fill_reference
+from .registry import InputSpec, op
+
+BINARY = InputSpec("elementwise")
+POSITIVE = {"low": 0.2, "high": 3.0}  # the domain of log and sqrt
 
 
 class BinaryFunction(Function):
@@ -18,6 +23,7 @@ class BinaryFunction(Function):
         broadcast_shape(self.name, a.shape, b.shape)
 
 
+@op(reference=np.add, spec=BINARY, summary="a + b", operators=("__add__", "__radd__"))
 class Add(BinaryFunction):
     name = "add"
     forward = staticmethod(operator.add)
@@ -28,6 +34,8 @@ class Add(BinaryFunction):
                 grad if b.requires_grad else None)
 
 
+@op(reference=np.subtract, spec=BINARY, summary="a - b",
+    operators=("__sub__", "__rsub__"))
 class Subtract(BinaryFunction):
     name = "subtract"
     forward = staticmethod(operator.sub)
@@ -38,6 +46,8 @@ class Subtract(BinaryFunction):
                 -grad if b.requires_grad else None)
 
 
+@op(reference=np.multiply, spec=BINARY, summary="a * b",
+    operators=("__mul__", "__rmul__"))
 class Multiply(BinaryFunction):
     name = "multiply"
     forward = staticmethod(operator.mul)
@@ -48,6 +58,8 @@ class Multiply(BinaryFunction):
                 grad * a if b.requires_grad else None)
 
 
+@op(reference=np.divide, spec=InputSpec("elementwise", kinks=(0.0,)), summary="a / b",
+    operators=("__truediv__", "__rtruediv__"))
 class Divide(BinaryFunction):
     name = "divide"
     forward = staticmethod(operator.truediv)
@@ -59,6 +71,8 @@ class Divide(BinaryFunction):
                 -grad_a * a / b if b.requires_grad else None)
 
 
+@op(reference=np.power, spec=InputSpec("elementwise", low=0.5, high=2.0), summary="a ** b",
+    operators=("__pow__", "__rpow__"))
 class Power(BinaryFunction):
     """a ** b; the gradient for b is asked only where b requires grad (it needs log a)."""
 
@@ -72,39 +86,41 @@ class Power(BinaryFunction):
     def backward(self, grad):
         a, b = self.inputs
         grad_a = grad * b * a ** (b - 1) if a.requires_grad else None
-        grad_b = grad * self.output() * log(a) if b.requires_grad else None
+        grad_b = grad * self.output() * a.log() if b.requires_grad else None
         return grad_a, grad_b
 
 
-class Maximum(BinaryFunction):
-    """Elementwise maximum; at ties the gradient is split evenly (docs/conventions.md)."""
+class _PairExtremum(BinaryFunction):
+    """maximum / minimum of a and b: `xp.<name>`; at ties the gradient is split evenly
+    (docs/conventions.md), elsewhere it goes to the input `a_wins` picks."""
 
+    a_wins = None  # the comparison of a with b that picks a
+
+    def forward(self, a, b):
+        return getattr(self.xp, self.name)(a, b)
+
+    def backward(self, grad):
+        a, b = (t.data for t in self.inputs)
+        share_a = self.a_wins(a, b) + 0.5 * (a == b)
+        share_a = self.constant(share_a.astype(grad.dtype, copy=False))
+        return grad * share_a, grad * (1 - share_a)
+
+
+@op(reference=np.maximum, spec=InputSpec("elementwise", distinct=True),
+    summary="elementwise maximum; ties split the gradient")
+class Maximum(_PairExtremum):
     name = "maximum"
-
-    def forward(self, a, b):
-        return self.xp.maximum(a, b)
-
-    def backward(self, grad):
-        return _split_at_ties(self, grad, self.inputs[0].data > self.inputs[1].data)
+    a_wins = operator.gt
 
 
-class Minimum(BinaryFunction):
+@op(reference=np.minimum, spec=InputSpec("elementwise", distinct=True),
+    summary="elementwise minimum; ties split the gradient")
+class Minimum(_PairExtremum):
     name = "minimum"
-
-    def forward(self, a, b):
-        return self.xp.minimum(a, b)
-
-    def backward(self, grad):
-        return _split_at_ties(self, grad, self.inputs[0].data < self.inputs[1].data)
+    a_wins = operator.lt
 
 
-def _split_at_ties(fn, grad, a_wins):
-    a, b = fn.inputs
-    share_a = a_wins + 0.5 * (a.data == b.data)
-    share_a = fn.constant(share_a.astype(grad.dtype, copy=False))
-    return grad * share_a, grad * (1 - share_a)
-
-
+@op(reference=np.negative, spec=InputSpec("unary"), summary="-x", operators=("__neg__",))
 class Negative(Function):
     name = "negative"
 
@@ -115,6 +131,7 @@ class Negative(Function):
         return (-grad,)
 
 
+@op(reference=np.exp, spec=InputSpec("unary"), summary="e ** x", method=True)
 class Exp(Function):
     name = "exp"
     float_only = True
@@ -127,6 +144,8 @@ class Exp(Function):
         return (grad * self.output(),)
 
 
+@op(reference=np.log, spec=InputSpec("unary", **POSITIVE), summary="natural logarithm",
+    method=True)
 class Log(Function):
     name = "log"
     float_only = True
@@ -138,6 +157,8 @@ class Log(Function):
         return (grad / self.inputs[0],)
 
 
+@op(reference=np.sqrt, spec=InputSpec("unary", **POSITIVE), summary="square root",
+    method=True)
 class Sqrt(Function):
     name = "sqrt"
     float_only = True
@@ -150,6 +171,7 @@ class Sqrt(Function):
         return (grad / (2 * self.output()),)
 
 
+@op(reference=np.tanh, spec=InputSpec("unary"), summary="hyperbolic tangent", method=True)
 class Tanh(Function):
     name = "tanh"
     float_only = True
@@ -162,6 +184,8 @@ class Tanh(Function):
         return (TanhBackward.apply(grad, self.output()),)
 
 
+@op(reference=lambda grad, y: grad * (1 - y * y), spec=BINARY, namespace=None, internal=True,
+    summary="grad · (1 - y²): tanh's backward")
 class TanhBackward(BinaryFunction):
     """grad · (1 - y²), tanh's backward from its output y, as one op (itself differentiable,
     so tanh has gradients of gradients)."""
@@ -177,6 +201,8 @@ class TanhBackward(BinaryFunction):
         return grad_of_grad * (1 - y * y), grad_of_grad * grad * y * -2
 
 
+@op(reference=lambda x: 1 / (1 + np.exp(-x)), spec=InputSpec("unary", low=-4.0, high=4.0),
+    summary="1 / (1 + e ** -x), without overflow", method=True)
 class Sigmoid(Function):
     name = "sigmoid"
     float_only = True
@@ -191,6 +217,8 @@ class Sigmoid(Function):
         return (SigmoidBackward.apply(grad, self.output()),)
 
 
+@op(reference=lambda grad, y: grad * y * (1 - y), spec=BINARY, namespace=None, internal=True,
+    summary="grad · y(1 - y): sigmoid's backward")
 class SigmoidBackward(BinaryFunction):
     """grad · y(1 - y), sigmoid's backward from its output y, as one op (differentiable)."""
 
@@ -206,6 +234,8 @@ class SigmoidBackward(BinaryFunction):
         return grad_of_grad * y * (1 - y), grad_of_grad * grad * (1 - 2 * y)
 
 
+@op(reference=lambda x: np.maximum(x, 0), spec=InputSpec("unary", kinks=(0.0,)),
+    summary="max(x, 0)", method=True)
 class Relu(Function):
     name = "relu"
 
@@ -221,6 +251,7 @@ class Relu(Function):
         return (grad * self.constant(self.inputs[0].data > 0),)  # float × bool stays float
 
 
+@op(reference=np.abs, spec=InputSpec("unary", kinks=(0.0,)), summary="|x|", method=True)
 class Abs(Function):
     name = "abs"
 
@@ -244,6 +275,8 @@ def erf_array(xp, x):
     return (xp.sign(x) * (1 - poly * xp.exp(-x * x))).astype(x.dtype, copy=False)
 
 
+@op(reference=erf_reference, spec=InputSpec("unary"), accuracy=1.5e-7, method=True,
+    summary="error function (rational approximation, |error| < 1.5e-7)")
 class Erf(Function):
     """The error function (needed by the exact GELU), accurate to 1.5e-7, with the exact
     derivative 2/sqrt(pi)·exp(-x²)."""
@@ -256,17 +289,20 @@ class Erf(Function):
 
     def backward(self, grad):
         x = self.inputs[0]
-        return (grad * (2 / math.sqrt(math.pi)) * exp(-x * x),)
+        return (grad * (2 / math.sqrt(math.pi)) * (-x * x).exp(),)
 
 
+@op(reference=lambda x, min=None, max=None: np.clip(x, min, max), method=True,
+    spec=InputSpec("unary", kinks=(-1.0, 1.0), options={"min": (None, -1.0), "max": (None, 1.0)}),
+    summary="x limited to [min, max]")
 class Clip(Function):
     """Values limited to [low, high]; the gradient passes where the value was inside."""
 
     name = "clip"
 
-    def forward(self, x, low=None, high=None):
-        self.low, self.high = low, high
-        return self.xp.clip(x, low, high)
+    def forward(self, x, min=None, max=None):
+        self.low, self.high = min, max
+        return self.xp.clip(x, min, max)
 
     def backward(self, grad):
         x = self.inputs[0].data
@@ -333,76 +369,6 @@ class AsType(Function):
         return (grad.astype(self.inputs[0].dtype),)
 
 
-# ----- the functions users call --------------------------------------------------------------
-
-def add(a, b):
-    return Add.apply(a, b)
-
-
-def subtract(a, b):
-    return Subtract.apply(a, b)
-
-
-def multiply(a, b):
-    return Multiply.apply(a, b)
-
-
-def divide(a, b):
-    return Divide.apply(a, b)
-
-
-def power(a, b):
-    return Power.apply(a, b)
-
-
-def maximum(a, b):
-    return Maximum.apply(a, b)
-
-
-def minimum(a, b):
-    return Minimum.apply(a, b)
-
-
-def negative(x):
-    return Negative.apply(x)
-
-
-def exp(x):
-    return Exp.apply(x)
-
-
-def log(x):
-    return Log.apply(x)
-
-
-def sqrt(x):
-    return Sqrt.apply(x)
-
-
-def tanh(x):
-    return Tanh.apply(x)
-
-
-def sigmoid(x):
-    return Sigmoid.apply(x)
-
-
-def relu(x):
-    return Relu.apply(x)
-
-
-def abs(x):
-    return Abs.apply(x)
-
-
-def erf(x):
-    return Erf.apply(x)
-
-
-def clip(x, min=None, max=None):
-    return Clip.apply(x, low=min, high=max)
-
-
 def mask_array(name, mask, like):
     """A boolean mask (Tensor or array) as an array on `like`'s device."""
     array = mask.data if isinstance(mask, Tensor) else like.backend.xp.asarray(mask)
@@ -414,6 +380,8 @@ def mask_array(name, mask, like):
     return array
 
 
+@op(functions=(Where,), reference=np.where, spec=InputSpec("where"),
+    summary="a where the condition is True, else b")
 def where(condition, a, b):
     """a where condition is True, else b (NumPy's where; a and b may be scalars)."""
     like = a if isinstance(a, Tensor) else b
@@ -422,10 +390,15 @@ def where(condition, a, b):
     return Where.apply(a, b, condition=mask_array("where", condition, like))
 
 
+@op(functions=(MaskedFill,), reference=masked_fill_reference, method=True,
+    spec=InputSpec("masked_fill", options={"value": (0.0, -1.5)}),
+    summary="value where the mask is True (True = masked out)")
 def masked_fill(x, mask, value):
     return MaskedFill.apply(x, mask=mask_array("masked_fill", mask, x), value=value)
 
 
+@op(functions=(AsType,), reference=lambda x, dtype: x.astype(dtype), namespace=None, method=True,
+    spec=InputSpec("unary", options={"dtype": ("float32",)}), summary="a change of dtype", eps=0.1)
 def astype(x, dtype):
     dtype = np.dtype(dtype)
     if dtype == x.dtype:

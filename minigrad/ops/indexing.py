@@ -1,11 +1,15 @@
 """Indexing: x[index] (slices, ints, None, Ellipsis, integer and boolean arrays) and its
 transpose, index_add, which sums repeated indices deterministically."""
 
+import operator
+
 import numpy as np
 
 from ..autograd import Function
 from ..errors import ShapeError
 from ..tensor import Tensor
+from .references import index_add_reference, topk_reference
+from .registry import InputSpec, op
 
 
 def _normalize_index(index, backend, shape):
@@ -100,16 +104,23 @@ class IndexAdd(Function):
         return (GetItem.apply(grad, index=self.index),)
 
 
+@op(functions=(GetItem, IndexAdd), reference=operator.getitem, spec=InputSpec("index"),
+    namespace=None, operators=("__getitem__",),
+    summary="x[index]; repeated indices accumulate in the gradient")
 def getitem(x, index):
     return GetItem.apply(x, index=_normalize_index(index, x.backend, x.shape))
 
 
+@op(functions=(IndexAdd, GetItem), reference=index_add_reference, spec=InputSpec("index_add"),
+    summary="zeros(shape) with values summed in at index (deterministic)")
 def index_add(values, index, shape):
     """The transpose of getitem: an array of `shape` with `values` summed in at `index`."""
     return IndexAdd.apply(values, index=_normalize_index(index, values.backend, shape),
                           shape=tuple(shape))
 
 
+@op(functions=(GetItem,), reference=topk_reference, spec=InputSpec("topk", distinct=True),
+    summary="the k largest values (differentiable), their indices")
 def topk(x, k, axis=-1):
     """The k largest values along `axis`, largest first, and their int64 indices.
 

@@ -1,9 +1,13 @@
 """Matrix products: `a @ b` with NumPy's rules (1-D, 2-D, batched, broadcast batches)."""
 
+import numpy as np
+
 from ..autograd import Function
 from ..errors import ShapeError
 from ..tensor import Tensor, ensure_tensor
 from .broadcasting import broadcast_shape
+from .registry import InputSpec, op
+from .shape import Reshape
 
 
 class MatMul(Function):
@@ -26,6 +30,9 @@ class MatMul(Function):
                 a.mT @ grad if b.requires_grad else None)
 
 
+@op(functions=(MatMul, Reshape), reference=np.matmul, spec=InputSpec("matmul"),
+    operators=("__matmul__", "__rmatmul__"),
+    summary="a @ b as NumPy: 1-D operands, broadcast batches")
 def matmul(a, b):
     """a @ b as NumPy computes it: a 1-D operand is a row (left) or a column (right) vector."""
     if not isinstance(a, Tensor):

@@ -4,10 +4,18 @@ stable. Their backward is written with minigrad ops, so it can be differentiated
 import math
 from functools import partial
 
+import numpy as np
+
 from ..autograd import Function, is_grad_enabled
 from ..errors import ShapeError
-from .elementwise import erf, erf_array, tanh
+from .elementwise import erf_array
 from .indexing import IndexAdd
+from .references import (
+    cross_entropy_backward_reference,
+    erf_reference,
+    layer_norm_input_gradient_reference,
+)
+from .registry import InputSpec, op
 
 
 def softmax_array(backend, x, axis=-1, mask=None):
@@ -141,6 +149,9 @@ class LayerNorm(Function):
         return out
 
     def _recompute(self):
+        """forward's normalized input and rstd again, in Tensor ops: what a recorded backward
+        differentiates (forward's own arrays, made in place or by fused kernels, are not
+        recorded; see `Function.saved`)."""
         x = self.inputs[0]
         centered = x - x.mean(axis=self.axes, keepdims=True)
         rstd = 1 / ((centered * centered).mean(axis=self.axes, keepdims=True) + self.eps).sqrt()
@@ -175,6 +186,9 @@ class LayerNorm(Function):
         return tuple(self.constant(g) for g in grads)
 
 
+@op(reference=layer_norm_input_gradient_reference, namespace=None, internal=True,
+    spec=InputSpec("layer_norm_input_gradient", low=0.5, high=2.0),
+    summary="rstd · (g - mean(g) - normalized · mean(g · normalized)): layer_norm's backward")
 class LayerNormInputGradient(Function):
     """rstd · (g - mean(g) - normalized · mean(g · normalized)), means over the normalized
     axes: LayerNorm's gradient for its input from g = grad · weight, as one op (six passes over
@@ -225,7 +239,21 @@ def _row_mean_of_product(xp, a, b):
     return xp.einsum("ij,ij->i", a, b)[:, None] / a.dtype.type(a.shape[1])
 
 
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_GELU_TANH_SCALE = math.sqrt(2 / math.pi)  # the tanh approximation of GELU:
+_GELU_TANH_CUBIC = 0.044715  # x·Φ(x) ≈ 0.5·x·(1 + tanh(scale · (x + cubic · x³)))
+
+
+def gelu_tanh_argument(x):
+    """scale · (x + cubic · x³), what the tanh approximation of GELU takes the tanh of: on
+    arrays and Tensors alike."""
+    return _GELU_TANH_SCALE * (x + _GELU_TANH_CUBIC * x ** 3)
+
+
+def gelu_reference(x, approximate="none"):
+    """GELU in NumPy (float64): the formula the op is checked against."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(gelu_tanh_argument(x)))
+    return 0.5 * x * (1 + erf_reference(x / math.sqrt(2)))
 
 
 class Gelu(Function):
@@ -238,17 +266,17 @@ class Gelu(Function):
         self.approximate = approximate
         xp = self.xp
         if approximate == "tanh":
-            return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))
+            return 0.5 * x * (1 + xp.tanh(gelu_tanh_argument(x)))
         return 0.5 * x * (1 + erf_array(xp, x * (1 / math.sqrt(2))))
 
     def backward(self, grad):
         x = self.inputs[0]
         if self.approximate == "tanh":
-            t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
-            slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (
-                1 + 3 * 0.044715 * x * x)
+            t = gelu_tanh_argument(x).tanh()
+            slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH_SCALE * (
+                1 + 3 * _GELU_TANH_CUBIC * x * x)
         else:
-            cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+            cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
             pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
             slope = cdf + x * pdf
         return (grad * slope,)
@@ -439,6 +467,16 @@ class CrossEntropyBackward(Function):
         difference = probabilities - self.constant(target_distribution)
         return (grad * scale,
                 (grad * difference).sum(axis=-1, keepdims=True))
+
+
+@op(functions=(CrossEntropyBackward,), reference=cross_entropy_backward_reference,
+    namespace=None, internal=True,
+    spec=InputSpec("cross_entropy_backward", options={"smoothing": (0.0, 0.1)}),
+    summary="(probabilities - target distribution) · scale: cross_entropy's backward")
+def cross_entropy_backward(probabilities, scale, target, smoothing=0.0):
+    """The op on its own (the table's form: `target` a Tensor of ints)."""
+    return CrossEntropyBackward.apply(probabilities, scale, target=target.data,
+                                      smoothing=smoothing)
 
 
 def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):

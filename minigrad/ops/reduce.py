@@ -1,9 +1,16 @@
 """Reductions over `axis` (None, an int or a tuple) with `keepdims`, as NumPy defines them."""
 
 import builtins
+from contextlib import nullcontext
+
+import numpy as np
 
 from ..autograd import Function
 from ..errors import ShapeError
+from .references import logsumexp_reference
+from .registry import InputSpec, op
+
+REDUCE = InputSpec("reduce")
 
 
 def normalize_axes(name, axis, ndim):
@@ -50,6 +57,7 @@ class Reduction(Function):
         return array
 
 
+@op(reference=np.sum, spec=REDUCE, summary="sum over axes", method=True)
 class Sum(Reduction):
     name = "sum"
 
@@ -60,6 +68,7 @@ class Sum(Reduction):
         return (self.expand(grad),)
 
 
+@op(reference=np.mean, spec=REDUCE, summary="mean over axes", method=True)
 class Mean(Reduction):
     name = "mean"
     float_only = True
@@ -71,6 +80,7 @@ class Mean(Reduction):
         return (self.expand(grad) * (1.0 / builtins.max(self.count(), 1)),)
 
 
+@op(reference=np.var, spec=REDUCE, summary="population variance (ddof=0) over axes", method=True)
 class Var(Reduction):
     """Population variance (ddof=0), two passes: mean first, then mean squared deviation."""
 
@@ -96,6 +106,8 @@ class _Extremum(Reduction):
         return (self.expand(grad) * self.constant(share.astype(grad.dtype, copy=False)),)
 
 
+@op(reference=np.max, spec=InputSpec("reduce", distinct=True), method=True,
+    summary="largest value over axes; ties split the gradient")
 class Max(_Extremum):
     name = "max"
 
@@ -103,6 +115,8 @@ class Max(_Extremum):
         return x.max(axis=axes, keepdims=keepdims)
 
 
+@op(reference=np.min, spec=InputSpec("reduce", distinct=True), method=True,
+    summary="smallest value over axes; ties split the gradient")
 class Min(_Extremum):
     name = "min"
 
@@ -110,6 +124,8 @@ class Min(_Extremum):
         return x.min(axis=axes, keepdims=keepdims)
 
 
+@op(reference=logsumexp_reference, spec=REDUCE, summary="log(sum(exp(x))) over axes, stable",
+    method=True)
 class LogSumExp(Reduction):
     """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
 
@@ -133,36 +149,4 @@ class LogSumExp(Reduction):
 def _quiet(xp):
     """Silence NumPy's divide-by-zero warning for log(0) = -inf (an intended result)."""
     errstate = getattr(xp, "errstate", None)
-    return errstate(divide="ignore") if errstate else _NoErrstate()
-
-
-class _NoErrstate:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def sum(x, axis=None, keepdims=False):
-    return Sum.apply(x, axis=axis, keepdims=keepdims)
-
-
-def mean(x, axis=None, keepdims=False):
-    return Mean.apply(x, axis=axis, keepdims=keepdims)
-
-
-def var(x, axis=None, keepdims=False):
-    return Var.apply(x, axis=axis, keepdims=keepdims)
-
-
-def max(x, axis=None, keepdims=False):
-    return Max.apply(x, axis=axis, keepdims=keepdims)
-
-
-def min(x, axis=None, keepdims=False):
-    return Min.apply(x, axis=axis, keepdims=keepdims)
-
-
-def logsumexp(x, axis=None, keepdims=False):
-    return LogSumExp.apply(x, axis=axis, keepdims=keepdims)
+    return errstate(divide="ignore") if errstate else nullcontext()

@@ -1,9 +1,13 @@
 """Shape ops: reshape, transpose, broadcast, concatenate, stack, split; views where NumPy allows."""
 
+import numpy as np
+
 from ..autograd import Function
 from ..backend import get_backend
 from ..errors import ShapeError
+from .indexing import GetItem
 from .reduce import normalize_axes
+from .registry import InputSpec, op
 
 
 class Reshape(Function):
@@ -81,6 +85,8 @@ class Concatenate(Function):
         return tuple(split(grad, bounds[:-1], axis=self.axis))
 
 
+@op(reference=lambda x, device: x, spec=InputSpec("unary", options={"device": ("cpu",)}),
+    namespace=None, method=True, summary="a copy on another device")
 class ToDevice(Function):
     """A copy to another device: the one op whose output lives elsewhere than its input."""
 
@@ -99,6 +105,15 @@ class ToDevice(Function):
         return (grad.to(self.inputs[0].device),)
 
 
+def _reshape_method(self, *shape):
+    return reshape(self, shape[0] if len(shape) == 1 else shape)
+
+
+_reshape_method.__name__ = "reshape"
+
+
+@op(functions=(Reshape,), reference=np.reshape, spec=InputSpec("reshape"),
+    method=_reshape_method, summary="the same elements in another shape")
 def reshape(x, shape):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if shape == x.shape:
@@ -106,10 +121,21 @@ def reshape(x, shape):
     return Reshape.apply(x, shape=shape)
 
 
+def _transpose_method(self, *axes):
+    return transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+
+_transpose_method.__name__ = "transpose"
+
+
+@op(functions=(Transpose,), reference=np.transpose, spec=InputSpec("transpose"),
+    method=_transpose_method, summary="a permutation of the axes (none given: reversed)")
 def transpose(x, axes=None):
     return Transpose.apply(x, axes=None if axes is None else tuple(axes))
 
 
+@op(functions=(Transpose,), reference=np.swapaxes, spec=InputSpec("swapaxes"), method=True,
+    summary="two axes exchanged")
 def swapaxes(x, axis1, axis2):
     axes = list(range(x.ndim))
     try:
@@ -120,6 +146,8 @@ def swapaxes(x, axis1, axis2):
     return Transpose.apply(x, axes=tuple(axes))
 
 
+@op(functions=(Reshape,), reference=np.expand_dims, spec=InputSpec("expand_dims"), method=True,
+    summary="a new axis of size 1")
 def expand_dims(x, axis):
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     ndim = x.ndim + len(axes)
@@ -128,6 +156,8 @@ def expand_dims(x, axis):
     return reshape(x, tuple(1 if i in axes else next(shape) for i in range(ndim)))
 
 
+@op(functions=(Reshape,), reference=np.squeeze, spec=InputSpec("squeeze"), method=True,
+    summary="axes of size 1 removed")
 def squeeze(x, axis=None):
     if axis is None:
         axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
@@ -140,6 +170,8 @@ def squeeze(x, axis=None):
     return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
+@op(functions=(BroadcastTo,), reference=np.broadcast_to, spec=InputSpec("broadcast_to"),
+    method=True, summary="x repeated along new or size-1 axes")
 def broadcast_to(x, shape):
     shape = tuple(shape)
     if shape == x.shape:
@@ -147,6 +179,8 @@ def broadcast_to(x, shape):
     return BroadcastTo.apply(x, shape=shape)
 
 
+@op(functions=(Concatenate,), reference=np.concatenate, spec=InputSpec("concatenate"),
+    summary="tensors joined along an axis")
 def concatenate(tensors, axis=0):
     tensors = list(tensors)
     if not tensors:
@@ -156,6 +190,8 @@ def concatenate(tensors, axis=0):
     return Concatenate.apply(*tensors, axis=axis)
 
 
+@op(functions=(Concatenate, Reshape), reference=np.stack, spec=InputSpec("stack"),
+    summary="tensors joined along a new axis")
 def stack(tensors, axis=0):
     tensors = list(tensors)
     if not tensors:
@@ -166,6 +202,8 @@ def stack(tensors, axis=0):
     return concatenate([expand_dims(t, axis) for t in tensors], axis=axis)
 
 
+@op(functions=(GetItem,), reference=np.split, spec=InputSpec("split"),
+    summary="pieces along an axis (equal sections or split points)")
 def split(x, indices_or_sections, axis=0):
     """NumPy's split: N equal sections, or the indices where each new piece starts."""
     axis = normalize_axes("split", axis, x.ndim)[0]
@@ -181,8 +219,3 @@ def split(x, indices_or_sections, axis=0):
     edges = [0] + bounds + [length]
     prefix = (slice(None),) * axis
     return [x[prefix + (slice(start, stop),)] for start, stop in zip(edges[:-1], edges[1:])]
-
-
-def to_device(x, device):
-    return ToDevice.apply(x, device=device)
-

@@ -745,32 +745,32 @@ cupy = _namespace  # the stand-in, to use as `xp`
 def install(devices=2):
     """Make minigrad's 'cuda' devices run on the stand-in, with `devices` GPUs (0: none, as on
     a machine whose driver finds no GPU); returns it. Backends made before are forgotten."""
-    from ..backend import cupy_backend
+    from ..backend import use_cupy
 
     _Devices.count, _Devices.current = devices, 0
-    cupy_backend.use_cupy(_namespace)
+    use_cupy(_namespace)
     return _namespace
 
 
 def uninstall():
     """Back to the real CuPy (imported at the next 'cuda' device asked for)."""
-    from ..backend import cupy_backend
+    from ..backend import use_cupy
 
-    cupy_backend.use_cupy(None)
+    use_cupy(None)
 
 
 @contextmanager
 def installed(devices=2):
     """`install(devices)` inside the block; afterwards whatever CuPy was in use before (the
     real one, or the stand-in with its device count)."""
-    from ..backend import cupy_backend
+    from ..backend import cupy_backend, use_cupy
 
     previous, count, current = cupy_backend._stand_in, _Devices.count, _Devices.current
     try:
         yield install(devices)
     finally:
         _Devices.count, _Devices.current = count, current
-        cupy_backend.use_cupy(previous)
+        use_cupy(previous)
 
 
 def is_stand_in(xp):

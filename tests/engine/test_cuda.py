@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.backend import cupy_backend, get_backend
+from minigrad.backend import get_backend, use_cupy
 from minigrad.errors import DeviceError
 from minigrad.nn import functional as F
 from minigrad.testing import fake_cupy
@@ -105,7 +105,7 @@ def fresh_cuda(monkeypatch):
 
 
 def test_cuda_without_cupy_says_how_to_get_it(fresh_cuda):
-    cupy_backend.use_cupy(None)
+    use_cupy(None)
     fresh_cuda.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
     with pytest.raises(DeviceError, match=r"needs CuPy: install the 'gpu' extra") as caught:
         mg.zeros(2, device="cuda")

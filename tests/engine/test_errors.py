@@ -12,6 +12,7 @@ from minigrad.errors import (
     GradcheckError,
     GraphError,
     MinigradError,
+    OpDefinitionError,
     ShapeError,
 )
 from minigrad.nn import functional as F
@@ -22,6 +23,8 @@ def test_error_classes_are_minigrad_errors_and_builtin_errors():
     assert issubclass(DTypeError, TypeError)
     assert issubclass(DeviceError, RuntimeError) and issubclass(GraphError, RuntimeError)
     assert issubclass(GradcheckError, AssertionError)
+    assert issubclass(OpDefinitionError, MinigradError) and issubclass(OpDefinitionError,
+                                                                       TypeError)
 
 
 def _float(*shape):
@@ -125,3 +128,68 @@ def test_gradcheck_names_the_input_and_the_element():
     message = r"input 1 .* element \(\d, \d\).*analytical.*numerical"
     with pytest.raises(GradcheckError, match=message):
         mg.gradcheck(lambda a, b: a * 2 + WrongSquare.apply(b).sum(), [good, wrong])
+
+
+# ----- the mistakes likely in a user-defined op: each an OpDefinitionError naming the class ----
+
+class _Op(Function):
+    """x · y (or x² for one input), whose backward returns whatever `returns` gives."""
+
+    def forward(self, *arrays):
+        return arrays[0] * arrays[-1]
+
+    def backward(self, grad):
+        return self.returns(self, grad)
+
+
+def _op(name, returns, forward=None):
+    body = {"returns": staticmethod(returns)}
+    if forward is not None:
+        body["forward"] = forward
+    return type(name, (_Op,), body)
+
+
+def _run(cls, *values):
+    inputs = [mg.tensor(v, requires_grad=True) for v in values]
+    cls.apply(*inputs).sum().backward()
+
+
+def _wrapped(self, *arrays):
+    return mg.tensor(arrays[0])
+
+
+CUSTOM_OP_ERRORS = {
+    "backward returns an array": (
+        lambda: _run(_op("ArrayBack", lambda fn, grad: (grad.data,)), [1.0]),
+        ["ArrayBack", "backward returned a numpy.ndarray", "Tensors", "self.constant"]),
+    "backward returns a bare array": (
+        lambda: _run(_op("BareArrayBack", lambda fn, grad: grad.data), [1.0]),
+        ["BareArrayBack", "numpy.ndarray"]),
+    "backward returns a bare tensor for two inputs": (
+        lambda: _run(_op("BareBack", lambda fn, grad: grad), [1.0], [2.0]),
+        ["BareBack", "one Tensor for an op of 2 inputs", "tuple of 2"]),
+    "backward returns too few gradients": (
+        lambda: _run(_op("ShortBack", lambda fn, grad: (grad,)), [1.0], [2.0]),
+        ["ShortBack", "1 gradients for 2 inputs", "None"]),
+    "forward returns a tensor": (
+        lambda: _run(_op("TensorForward", lambda fn, grad: grad, forward=_wrapped), [1.0]),
+        ["TensorForward", "forward returned a Tensor", "self.xp", "array"]),
+    "no tensor input": (lambda: mg.add(2.0, 3.0), ["add", "at least one Tensor input"]),
+}
+
+
+@pytest.mark.parametrize("make, fragments", CUSTOM_OP_ERRORS.values(),
+                         ids=CUSTOM_OP_ERRORS.keys())
+def test_custom_op_mistake_message(make, fragments):
+    with pytest.raises(OpDefinitionError) as caught:
+        make()
+    message = str(caught.value)
+    assert "\n" not in message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_a_one_input_op_may_return_a_bare_tensor():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    _op("BareOne", lambda fn, grad: grad * 2 * fn.inputs[0]).apply(x).sum().backward()
+    assert x.grad.numpy().tolist() == [2.0, 4.0]

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import shapes
 
 import minigrad as mg
 from minigrad.nn import functional as F
+from minigrad.testing.strategies import shapes
 
 
 def leaf(array, dtype=np.float64):
@@ -182,24 +182,6 @@ def test_layer_norm_is_stable_on_a_large_offset(dtype):
     assert_finite(out, grad)
     np.testing.assert_allclose(out.numpy(), F.layer_norm(mg.tensor(base), (8,)).numpy(),
                                atol=5e-3 if dtype == np.float32 else 1e-9)
-
-
-@given(shape=shapes(min_ndim=1), seed=st.integers(0, 2**16), data=st.data())
-def test_layer_norm_input_gradient_op_is_differentiable_in_each_input(shape, seed, data):
-    """LayerNorm's fused input gradient, on free inputs (g, normalized, rstd) rather than the
-    ones LayerNorm ties together: its own backward against finite differences, and again."""
-    from minigrad.ops.nn import LayerNormInputGradient
-
-    n_axes = data.draw(st.integers(1, len(shape)))
-    rstd_shape = shape[:-n_axes] + (1,) * n_axes
-    g, normalized = leaf(random(shape, seed)), leaf(random(shape, seed + 1))
-    rstd = leaf(np.abs(random(rstd_shape, seed + 2)) + 0.5)
-
-    def gradient(g, normalized, rstd):
-        return LayerNormInputGradient.apply(g, normalized, rstd, n_axes=n_axes)
-
-    assert mg.gradcheck(gradient, [g, normalized, rstd])
-    assert mg.gradgradcheck(gradient, [g, normalized, rstd])
 
 
 def test_layer_norm_is_stable_on_a_huge_scale():

@@ -1,23 +1,28 @@
-"""The op registry itself: every Function is registered, entries are consistent with the
-callables they describe, and docs/ops.md is generated from the current table."""
+"""The op table itself: every Function is declared, entries are consistent with the callables
+they describe and with the namespaces and Tensor methods they put them in, and docs/ops.md is
+generated from the current table by the checkout's own script."""
 
 import importlib
 import inspect
+import os
 import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 
 import minigrad
 from minigrad.autograd import Function
 from minigrad.nn import functional as F
-from minigrad.ops.registry import (
-    ABSTRACT_FUNCTIONS,
-    OPS,
-    SHAPE_RULES,
-    ops_markdown,
-    registered_functions,
-)
+from minigrad.ops.elementwise import BinaryFunction, _PairExtremum
+from minigrad.ops.reduce import Reduction, _Extremum
+from minigrad.ops.registry import SHAPE_RULES, ops, registered_functions
+from minigrad.tensor import Tensor
 
 ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "make_ops_doc.py"
+
+# Shared bases that are never applied themselves: not expected in the table.
+ABSTRACT_FUNCTIONS = (Function, BinaryFunction, _PairExtremum, Reduction, _Extremum)
 
 
 def _minigrad_function_classes():
@@ -33,45 +38,81 @@ def _minigrad_function_classes():
     return {cls for cls in found if cls.__module__.startswith("minigrad.")}
 
 
-def test_every_function_is_registered():
+def test_every_function_is_declared():
     missing = _minigrad_function_classes() - registered_functions() - set(ABSTRACT_FUNCTIONS)
     names = sorted(f"{cls.__module__}.{cls.__qualname__}" for cls in missing)
-    assert not names, f"add an entry to OPS in minigrad/ops/registry.py for: {', '.join(names)}"
+    assert not names, f"declare these with @op (minigrad/ops/registry.py): {', '.join(names)}"
 
 
-def _public_functions(prefix, namespace, defined_in):
-    return [(f"{prefix}.{name}", value) for name, value in vars(namespace).items()
+def _public_functions(namespace, defined_in):
+    return [(name, value) for name, value in vars(namespace).items()
             if inspect.isfunction(value) and value.__module__.startswith(defined_in)
             and not name.startswith("_")]
 
 
-def test_every_public_op_function_is_registered():
-    """mg.* functions from minigrad.ops and F.* functions: each is some entry's callable."""
-    calls = {op.call for op in OPS}
-    public = (_public_functions("mg", minigrad, "minigrad.ops.")
-              + _public_functions("F", F, "minigrad.nn.functional"))
+def test_every_public_op_function_is_declared():
+    """mg.* functions from minigrad.ops and F.* functions: each is some entry's callable
+    (`mg.op`, the declaration itself, aside)."""
+    calls = {op.call for op in ops()} | {minigrad.op}
+    public = (_public_functions(minigrad, "minigrad.ops.")
+              + _public_functions(F, "minigrad.nn.functional"))
     missing = [name for name, value in public if value not in calls]
-    assert not missing, f"public ops without a registry entry: {missing}"
+    assert not missing, f"public ops without a declaration: {missing}"
+
+
+def test_declarations_put_each_op_where_they_say():
+    namespaces = {"mg": minigrad, "F": F}
+    for op in ops():
+        if op.namespace is not None:
+            assert getattr(namespaces[op.namespace], op.name) is op.call, op.name
+        if op.method is not None:
+            assert op.method in vars(Tensor), op.name
+        for name in op.operators:
+            assert name in vars(Tensor), f"{op.name}: {name}"
+        assert op.call.op is op
 
 
 def test_entries_are_consistent():
-    names = [op.name for op in OPS]
+    names = [op.name for op in ops()]
     assert len(names) == len(set(names)), "op names must be unique"
-    for op in OPS:
+    for op in ops():
         assert op.spec.rule in SHAPE_RULES, op.name
         assert all(issubclass(fn, Function) and fn not in ABSTRACT_FUNCTIONS
                    for fn in op.functions), op.name
         assert bool(op.functions) == op.differentiable, op.name
         assert (op.reference is None) == op.random, op.name
         assert op.summary, op.name
-        try:
-            parameters = inspect.signature(op.call).parameters
-        except ValueError:  # builtins (operator.getitem)
-            continue
+        parameters = inspect.signature(op.call).parameters
         for option in op.spec.options:
             assert option in parameters, f"{op.name}: no parameter {option!r}"
 
 
+def test_internal_helpers_are_left_out_of_the_doc():
+    doc = (ROOT / "docs" / "ops.md").read_text(encoding="utf-8")
+    internal = [op.name for op in ops() if op.internal]
+    assert {"tanh_backward", "sigmoid_backward"} <= set(internal)
+    assert not [name for name in internal if f"| {name} |" in doc]
+
+
+def _run_script(*args, env=None, cwd=None):
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=120, check=False)
+
+
 def test_ops_doc_is_up_to_date():
-    committed = (ROOT / "docs" / "ops.md").read_text(encoding="utf-8")
-    assert committed == ops_markdown(), "run: python scripts/make_ops_doc.py"
+    result = _run_script("--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_doc_script_documents_its_own_checkout(tmp_path):
+    """Run from elsewhere with another `minigrad` first on the path (as an installed package
+    of a second checkout would be), it still writes this checkout's table."""
+    impostor = tmp_path / "site" / "minigrad"
+    impostor.mkdir(parents=True)
+    (impostor / "__init__.py").write_text("raise ImportError('the wrong minigrad')\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    output = tmp_path / "ops.md"
+    result = _run_script("--output", str(output), env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert output.read_text(encoding="utf-8") == (ROOT / "docs" / "ops.md").read_text(
+        encoding="utf-8")

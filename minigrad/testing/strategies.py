@@ -1,11 +1,16 @@
-"""Hypothesis strategies made from the op registry's declarative input specs.
+"""Hypothesis strategies made from the ops' declarative input specs (imports hypothesis: a
+test dependency, the `test` extra; `import minigrad` never imports this module).
 
 `cases(op)` draws one call of `op.call`: a `Case` of positional and keyword arguments. A shape
 rule (one function per key of `registry.SHAPE_RULES`) draws the shapes, axes, indices and
 integer arguments, leaving a `Slot` where a tensor goes; the slots are then filled together
 with values in the spec's range, a margin away from its kinks (pairwise apart when the spec
-asks for distinct values). Arrays are NumPy float64 / bool / int64; the tests turn them into
-tensors of the dtype and device they check.
+asks for distinct values). Arrays are NumPy float64 / bool / int64; the checks
+(`op_checks.py`) turn them into tensors of the dtype and device they check.
+
+A new shape rule is one strategy `rule(draw, spec) -> (args, kwargs)` with a `Slot` where each
+tensor goes: inside minigrad, added to RULES here and described in
+`minigrad/ops/registry.py`'s SHAPE_RULES; in user code, passed as `InputSpec(rule=...)`.
 """
 
 import math
@@ -361,6 +366,24 @@ def linear(draw, spec):
     return (Slot(batch + (n_in,)), Slot((n_out, n_in))), {"bias": bias}
 
 
+@st.composite
+def layer_norm_input_gradient(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    n_axes = draw(st.integers(1, len(shape)))
+    rstd = shape[:-n_axes] + (1,) * n_axes
+    return (Slot(shape), Slot(shape), Slot(rstd)), {"n_axes": n_axes}
+
+
+@st.composite
+def cross_entropy_backward(draw, spec):
+    batch = draw(shapes(max_ndim=2, max_elements=8))
+    classes = draw(st.integers(1, MAX_SIDE))
+    target = draw(st.lists(st.integers(0, classes - 1), min_size=math.prod(batch),
+                           max_size=math.prod(batch)))
+    return ((Slot(batch + (classes,)), Slot(batch + (1,)),
+             np.array(target, dtype=np.int64).reshape(batch)), {})
+
+
 RULES = {
     "unary": unary, "elementwise": elementwise, "where": where, "masked_fill": masked_fill,
     "reduce": reduce, "arg-reduce": arg_reduce, "softmax-like": softmax_like, "matmul": matmul,
@@ -369,7 +392,8 @@ RULES = {
     "concatenate": concatenate, "stack": stack, "split": split, "index": index,
     "index_add": index_add, "topk": topk, "layer_norm": layer_norm,
     "cross_entropy": cross_entropy, "attention": attention, "embedding": embedding,
-    "linear": linear,
+    "linear": linear, "layer_norm_input_gradient": layer_norm_input_gradient,
+    "cross_entropy_backward": cross_entropy_backward,
 }
 assert RULES.keys() == SHAPE_RULES.keys(), "every shape rule needs a strategy, and no more"
 
@@ -412,7 +436,8 @@ def _fill(args, kwargs, spec, seed):
 def cases(draw, op):
     """One call of `op`, drawn from its spec (see the module docstring)."""
     spec = op.spec
-    args, kwargs = draw(RULES[spec.rule](spec))
+    rule = RULES[spec.rule] if isinstance(spec.rule, str) else spec.rule
+    args, kwargs = draw(rule(spec))
     for name, choices in spec.options.items():
         kwargs[name] = draw(st.sampled_from(choices))
     return _fill(args, kwargs, spec, draw(st.integers(0, 2**32 - 1)))
