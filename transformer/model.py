@@ -2,6 +2,7 @@
 
 import math
 
+import minigrad as mg
 from minigrad import nn
 
 from .config import TransformerConfig
@@ -13,10 +14,11 @@ from .positional import PositionalEncoding
 class _Stack(nn.Module):
     """Embedding × sqrt(d_model) + positions, dropout, N layers, and (pre-LN) a final norm."""
 
-    def __init__(self, config, vocab_size, layer_type, n_layers, stack):
+    def __init__(self, config, vocab_size, layer_type, n_layers, stack, table=None):
         super().__init__()
         self.scale = math.sqrt(config.d_model)
-        self.embedding = nn.Embedding(vocab_size, config.d_model)
+        self.embedding = nn.Embedding(vocab_size, config.d_model, weight=table if table is not None
+                                      else embedding_table(vocab_size, config.d_model))
         self.positional = PositionalEncoding(config.positional, config.max_len, config.d_model)
         self.dropout = nn.Dropout(config.dropout)
         self.layers = nn.ModuleList(layer_type(config) for _ in range(n_layers))
@@ -34,10 +36,16 @@ class _Stack(nn.Module):
         return self.final_norm(x) if self.final_norm is not None else x
 
 
+def embedding_table(vocab_size, d_model):
+    """A new (vocab_size, d_model) embedding Parameter, Xavier-uniform (the project's choice for
+    every matrix; the paper does not say)."""
+    return nn.init.xavier_uniform_(nn.Parameter(mg.zeros(vocab_size, d_model)))
+
+
 class Encoder(_Stack):
-    def __init__(self, config):
+    def __init__(self, config, table=None):
         super().__init__(config, config.src_vocab_size, EncoderLayer, config.n_encoder_layers,
-                         "encoder")
+                         "encoder", table)
 
     def forward(self, src, src_mask):
         x = self.embed(src)  # (batch, src_len, d_model)
@@ -47,9 +55,9 @@ class Encoder(_Stack):
 
 
 class Decoder(_Stack):
-    def __init__(self, config):
+    def __init__(self, config, table=None):
         super().__init__(config, config.tgt_vocab_size, DecoderLayer, config.n_decoder_layers,
-                         "decoder")
+                         "decoder", table)
 
     def forward(self, tgt_in, memory, src_mask, tgt_mask, cache=None):
         offset = 0 if cache is None else cache.offset
@@ -87,17 +95,13 @@ class Transformer(nn.Module):
         if not isinstance(config, TransformerConfig):
             config = TransformerConfig(**config)
         self.config = config
-        self.encoder = Encoder(config)
-        self.decoder = Decoder(config)
+        # With shared embeddings one matrix is the source, target and output table (§3.4).
+        shared = embedding_table(config.src_vocab_size, config.d_model) \
+            if config.share_embeddings else None
+        self.encoder = Encoder(config, shared)
+        self.decoder = Decoder(config, shared)
         self.generator = nn.Linear(config.d_model, config.tgt_vocab_size,
-                                   bias=not config.share_embeddings)
-        for stack in (self.encoder, self.decoder):
-            nn.init.xavier_uniform_(stack.embedding.weight)
-            if config.positional == "learned":
-                nn.init.xavier_uniform_(stack.positional.table)
-        if config.share_embeddings:  # one matrix for source, target and output (§3.4)
-            self.decoder.embedding.weight = self.encoder.embedding.weight
-            self.generator.weight = self.encoder.embedding.weight
+                                   bias=not config.share_embeddings, weight=shared)
 
     def encode(self, src, src_mask=None):
         """(batch, src_len) ids -> memory (batch, src_len, d_model)."""

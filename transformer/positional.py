@@ -33,8 +33,7 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         self.kind, self.max_len = kind, max_len
         if kind == "learned":
-            self.table = nn.Parameter(mg.zeros(max_len, d_model))
-            nn.init.normal_(self.table, std=d_model ** -0.5)
+            self.table = nn.init.xavier_uniform_(nn.Parameter(mg.zeros(max_len, d_model)))
         else:
             table = sinusoidal_encoding(max_len, d_model, interleaved=kind == "sinusoidal")
             self.register_buffer("table", mg.tensor(table), persistent=False)

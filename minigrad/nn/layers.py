@@ -1,6 +1,7 @@
 """The standard layers: Linear, Embedding, LayerNorm, Dropout, ReLU, GELU."""
 
 from ..creation import ones, zeros
+from ..errors import ConfigError, ShapeError
 from . import functional as F
 from . import init
 from .module import Module, Parameter
@@ -8,13 +9,16 @@ from .module import Module, Parameter
 
 class Linear(Module):
     """y = x @ weight.T + bias, weight (out_features, in_features); Xavier-uniform weight and
-    zero bias (the project's initialization; PyTorch's default is Kaiming-uniform)."""
+    zero bias (the project's initialization; PyTorch's default is Kaiming-uniform). `weight`,
+    an existing Parameter of that shape, is used instead of a new one (a tied weight)."""
 
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None,
+                 weight=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(zeros(out_features, in_features, device=device, dtype=dtype))
-        init.xavier_uniform_(self.weight)
+        self.weight = _given(weight, (out_features, in_features), "Linear") if weight is not None \
+            else init.xavier_uniform_(Parameter(zeros(out_features, in_features, device=device,
+                                                      dtype=dtype)))
         self.bias = Parameter(zeros(out_features, device=device, dtype=dtype)) if bias else None
 
     def forward(self, x):
@@ -27,15 +31,20 @@ class Linear(Module):
 
 class Embedding(Module):
     """A table of `num_embeddings` vectors of size `embedding_dim`, looked up by integer ids;
-    N(0, 1) initialization as PyTorch, with the padding row zeroed."""
+    N(0, 1) initialization as PyTorch, with the padding row zeroed. `weight`, an existing
+    Parameter of that shape, is used as it is instead (a tied or otherwise initialized
+    table)."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None,
-                 dtype=None):
+                 dtype=None, weight=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
-        self.weight = Parameter(zeros(num_embeddings, embedding_dim, device=device, dtype=dtype))
-        init.normal_(self.weight)
+        if weight is not None:
+            self.weight = _given(weight, (num_embeddings, embedding_dim), "Embedding")
+            return
+        self.weight = init.normal_(Parameter(zeros(num_embeddings, embedding_dim, device=device,
+                                                   dtype=dtype)))
         if padding_idx is not None:
             self.weight.data[padding_idx] = 0
 
@@ -96,3 +105,14 @@ class GELU(Module):
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
+
+
+def _given(weight, shape, layer):
+    """`weight` if it is a Parameter of `shape`, else a ConfigError or ShapeError naming
+    `layer`."""
+    if not isinstance(weight, Parameter):
+        raise ConfigError(f"{layer}(weight=...) takes a Parameter, got {type(weight).__name__}; "
+                        "wrap a tensor in nn.Parameter")
+    if tuple(weight.shape) != shape:
+        raise ShapeError(f"{layer}(weight=...) needs shape {shape}, got {tuple(weight.shape)}")
+    return weight

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad import nn
+from minigrad.errors import ConfigError, ShapeError
 from transformer import AttentionRecorder, MultiHeadAttention, Transformer, TransformerConfig
 from transformer.layers import DecoderLayer, EncoderLayer, FeedForward, ResidualBlock
 from transformer.masks import padding_mask
@@ -116,3 +118,38 @@ def test_heads_split_the_width_without_adding_parameters():
     eight, one = MultiHeadAttention(512, 8), MultiHeadAttention(512, 1)
     assert (eight.d_head, one.d_head) == (64, 512)
     assert eight.num_parameters() == one.num_parameters() == 4 * (512 * 512 + 512)
+
+
+@pytest.mark.parametrize("share_embeddings, positional",
+                         [(True, "sinusoidal"), (False, "learned")])
+def test_each_parameter_is_drawn_once(monkeypatch, share_embeddings, positional):
+    """The model draws random numbers for exactly the entries of its matrices (the weights,
+    the embedding tables, learned positions), each once: nothing it draws is overwritten.
+    With shared embeddings the encoder, decoder and generator hold one Parameter."""
+    generator, drawn = mg.random.generator(), []
+    for name in ("normal", "uniform"):
+        draw = getattr(generator, name)
+        monkeypatch.setattr(generator, name, lambda shape, dtype, draw=draw:
+                            drawn.append(int(np.prod(shape))) or draw(shape, dtype))
+    model = Transformer(TransformerConfig(40, 40, d_model=16, n_heads=2, d_ff=32,
+                                          n_encoder_layers=1, n_decoder_layers=1,
+                                          share_embeddings=share_embeddings,
+                                          positional=positional))
+    matrices = {id(p): p.size for p in model.parameters() if p.ndim == 2}
+    assert sum(drawn) == sum(matrices.values())
+    table = model.encoder.embedding.weight
+    shared = model.decoder.embedding.weight is table and model.generator.weight is table
+    assert shared == share_embeddings
+
+
+@pytest.mark.parametrize("layer", ["Linear", "Embedding"])
+def test_a_given_weight_must_be_a_parameter_of_the_layers_shape(layer):
+    build = {"Linear": lambda w: nn.Linear(3, 4, bias=False, weight=w),
+             "Embedding": lambda w: nn.Embedding(4, 3, weight=w)}[layer]
+    weight = nn.Parameter(mg.zeros(4, 3))
+    assert build(weight).weight is weight
+    with pytest.raises(ShapeError, match=rf"{layer}\(weight=...\) needs shape \(4, 3\), "
+                                         r"got \(3, 4\)"):
+        build(nn.Parameter(mg.zeros(3, 4)))
+    with pytest.raises(ConfigError, match=rf"{layer}\(weight=...\) takes a Parameter"):
+        build(mg.zeros(4, 3))
