@@ -23,12 +23,13 @@ FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": 
          "n_encoder_layers": "--layers", "n_decoder_layers": "--layers", "d_ff": "--d-ff",
          "dropout": "--dropout", "norm_first": "--norm-first", "steps": "--steps",
          "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
+         "target_dropout": "--target-dropout",
          "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed",
          "accumulate": "--accumulate", "sync_every": "--sync-every", "subword": "--subword"}
 
 # Defaults of the training flags (those of a new run; a resumed run keeps its own).
-TRAINING_DEFAULTS = {"batch_size": 64, "warmup_steps": 400, "lr_factor": 1.0,
-                     "eval_every": 500, "seed": 0}
+TRAINING_DEFAULTS = {"steps": 7000, "batch_size": 64, "warmup_steps": 400, "lr_factor": 1.0,
+                     "target_dropout": 0.15, "eval_every": 500, "seed": 0}
 
 
 def given(**options):
@@ -64,10 +65,14 @@ def parse_arguments(argv=None):
     model.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
     training = parser.add_argument_group("training")
     training.add_argument("--steps", type=cli.positive_int,
-                          help="training steps (default 5000; with --resume: extend the run)")
+                          help="training steps (default 7000; with --resume: extend the run)")
     training.add_argument("--batch-size", type=cli.positive_int, help="default 64")
     training.add_argument("--warmup", type=cli.positive_int, help="warmup steps (default 400)")
     training.add_argument("--lr-factor", type=cli.positive_float, help="default 1.0")
+    training.add_argument("--target-dropout", type=cli.probability, metavar="P",
+                          help="target-side word dropout: replace this share of the decoder's "
+                               "input tokens by <unk> in training, so that it reads the source "
+                               "rather than its own prefix (default 0.15; 0: off)")
     training.add_argument("--eval-every", type=cli.positive_int,
                           help="validate and checkpoint every N steps (default 500)")
     training.add_argument("--sync-every", type=cli.positive_int,
@@ -106,7 +111,8 @@ def main(argv=None):
     args = parse_arguments(argv)
     eval_every = args.eval_every
     training = given(steps=args.steps, warmup_steps=args.warmup, batch_size=args.batch_size,
-                     lr_factor=args.lr_factor, eval_every=eval_every,
+                     lr_factor=args.lr_factor, target_dropout=args.target_dropout,
+                     eval_every=eval_every,
                      checkpoint_every=eval_every, time_limit_s=args.time_limit, seed=args.seed,
                      accumulate=args.accumulate, sync_every=args.sync_every,
                      progress=False if args.no_progress else None)

@@ -168,7 +168,8 @@ def train_translation(task, out, model_options=None, training_options=None, data
     mg.manual_seed(training_config.seed)
     model = Transformer(model_config)
     batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
-                            training_config.batch_size, seed=training_config.seed)
+                            training_config.batch_size, seed=training_config.seed,
+                            target_dropout=training_config.target_dropout)
     trainer = Trainer(model, batches, splits["valid"], vocab, training_config, out=out,
                       tokenizer=tokenizer, communicator=communicator)
     if resume:

@@ -36,6 +36,7 @@ class TrainingConfig:
     lr_factor: float = 1.0
     warmup_steps: int = 400
     label_smoothing: float = 0.1
+    target_dropout: float = 0.0  # share of the decoder's input tokens read as <unk> (batching)
     clip_norm: float = 1.0
     log_every: int = 50
     sync_every: int = 0  # read the loss, gradient norm and stop flags every this many steps
@@ -75,6 +76,7 @@ _COUNTS = {"steps": 1, "batch_size": 1, "warmup_steps": 1, "log_every": 1, "eval
            "sync_every": 0}
 _REALS = {"lr_factor": (lambda v: v > 0, "> 0"), "clip_norm": (lambda v: v > 0, "> 0"),
           "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
+          "target_dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
           "time_limit_s": (lambda v: v >= 0, ">= 0 (0: no limit)")}
 
 

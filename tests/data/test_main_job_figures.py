@@ -3,8 +3,10 @@
 >= 0.9 for each held-out feature pair, and no greedy output longer than twice its reference.
 Quality figures only: how long training takes is a benchmark's business, not a test's.
 
-Two targets are not reached yet (docs/data.md, "What the main job reaches"): they are strict
-xfails, so reaching them turns these tests red until the marks are removed."""
+Two targets are not reached yet (docs/data.md, "What the main job reaches"): 0.9 for every
+held-out pair (`subject:possessor+because` stays under it) and the longest output (one
+cross-construction sentence loops). They are strict xfails, so reaching them turns these
+tests red until the marks are removed."""
 
 import pytest
 
@@ -22,11 +24,15 @@ def test_test_and_compositional_splits_reach_their_targets(main_job_run):
 
 
 @pytest.mark.slow
+def test_cross_construction_reaches_its_overall_target(main_job_run):
+    assert main_job_run.metrics["cross_construction_exact_match"] >= 0.95
+
+
+@pytest.mark.slow
 @NOT_YET
-def test_cross_construction_reaches_its_targets(main_job_run):
+def test_every_held_out_pair_reaches_its_target(main_job_run):
     pairs = main_job_run.metrics["cross_construction_pairs"]
     assert set(pairs) == HELD_OUT_FEATURE_PAIRS
-    assert main_job_run.metrics["cross_construction_exact_match"] >= 0.95
     assert {pair: figure for pair, figure in pairs.items() if figure < 0.9} == {}
 
 

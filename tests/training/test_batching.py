@@ -183,3 +183,43 @@ def test_ids_outside_the_vocabulary_are_refused_where_the_batch_is_built(vocab):
     pairs = [([3, len(vocab) + 2], [4])]
     with pytest.raises(IndexError, match=rf"make_batch: token ids must be in \[0, {len(vocab)}\)"):
         make_batch(pairs, [0], vocab)
+
+
+# ----- target-side word dropout -----------------------------------------------------------------
+
+def test_target_dropout_reads_a_share_of_the_decoders_input_as_unk(vocab):
+    pairs = random_pairs(vocab, 2000)
+    plain = BatchIterator(pairs, vocab, batch_size=64, seed=4)
+    dropped = BatchIterator(pairs, vocab, batch_size=64, seed=4, target_dropout=0.25)
+    changed = tokens = 0
+    for _ in range(20):
+        want, got = plain.next_batch(), dropped.next_batch()
+        assert got.rows == want.rows
+        np.testing.assert_array_equal(got.src.numpy(), want.src.numpy())
+        np.testing.assert_array_equal(got.tgt_out.numpy(), want.tgt_out.numpy())  # the targets
+        before, after = want.tgt_in.numpy(), got.tgt_in.numpy()
+        np.testing.assert_array_equal(after[:, 0], vocab.bos_id)  # BOS is never dropped
+        np.testing.assert_array_equal(after == vocab.pad_id, before == vocab.pad_id)
+        differ = after != before
+        assert (after[differ] == vocab.unk_id).all()
+        changed += int(differ.sum())
+        tokens += int((before[:, 1:] != vocab.pad_id).sum())
+    assert 0.22 < changed / tokens < 0.28
+
+
+def test_target_dropout_draws_the_same_tokens_after_a_resume_and_on_every_shard(vocab):
+    pairs = random_pairs(vocab, 500)
+    iterator = BatchIterator(pairs, vocab, batch_size=16, seed=3, target_dropout=0.3)
+    for _ in range(7):
+        iterator.next_batch()
+    state = iterator.state_dict()
+    expected = [iterator.next_batch().tgt_in.numpy() for _ in range(5)]
+    resumed = BatchIterator(pairs, vocab, batch_size=16, seed=3, target_dropout=0.3)
+    resumed.load_state_dict(state)
+    for want in expected:
+        np.testing.assert_array_equal(resumed.next_batch().tgt_in.numpy(), want)
+    ranks = [BatchIterator(pairs, vocab, 16, seed=3, target_dropout=0.3) for _ in range(2)]
+    shards = [rank.next_shards(2, range(part, part + 1))[0][0] for part, rank in enumerate(ranks)]
+    again = BatchIterator(pairs, vocab, 16, seed=3, target_dropout=0.3).next_shards(2, range(2))
+    for mine, whole in zip(shards, again[0]):
+        np.testing.assert_array_equal(mine.tgt_in.numpy(), whole.tgt_in.numpy())

@@ -64,6 +64,7 @@ TRAIN_USAGE_ERRORS = [  # (arguments, what the line must name)
     (["--lr-factor", "-1"], ["--lr-factor"]),
     (["--time-limit", "nan"], ["--time-limit"]),
     (["--dropout", "1.5"], ["--dropout", "[0, 1)"]),
+    (["--target-dropout", "1"], ["--target-dropout", "[0, 1)"]),
     (["--d-model", "63", "--heads", "4"], ["--d-model 63", "even"]),
     (["--d-model", "30", "--heads", "4"], ["--heads 4 does not divide d_model 30"]),
     (["--heads", "3"], ["--heads 3 does not divide d_model 16"]),

@@ -44,10 +44,16 @@ def _pad(sequences, pad_id):
     return out
 
 
-def make_batch(pairs, rows, vocab, device=None):
-    """A padded Batch of the pairs at `rows` (target sides may be empty for decoding)."""
+def make_batch(pairs, rows, vocab, device=None, target_dropout=0.0, rng=None):
+    """A padded Batch of the pairs at `rows` (target sides may be empty for decoding). With
+    `target_dropout` p, each target token of the decoder's input (tgt_in, BOS aside) is
+    replaced by `<unk>` with probability p (drawn from `rng`); tgt_out keeps every token."""
     src = _pad([pairs[r][0] or [vocab.pad_id] for r in rows], vocab.pad_id)
     tgt_in = _pad([[vocab.bos_id] + pairs[r][1] for r in rows], vocab.pad_id)
+    if target_dropout:
+        dropped = rng.random(tgt_in.shape) < target_dropout
+        dropped[:, 0] = False
+        tgt_in[dropped & (tgt_in != vocab.pad_id)] = vocab.unk_id
     tgt_out = _pad([pairs[r][1] + [vocab.eos_id] for r in rows], vocab.pad_id)
     _check_ids(src, tgt_in, tgt_out, vocab, rows)
     src_t = mg.tensor(src, device=device)
@@ -91,13 +97,19 @@ class BatchIterator:
     (a corpus file's) gives the lengths to sort by without being encoded. An epoch's plan is
     two integer arrays, whatever the corpus size. Data-parallel ranks all build the same plan
     and each takes its shards of every global batch (`next_shards`), so that all ranks run
-    the same number of steps on the same global batches."""
+    the same number of steps on the same global batches.
+
+    `target_dropout` (target-side word dropout) replaces that share of the decoder's input
+    tokens by `<unk>` (make_batch), so that the decoder learns to rely on the source rather
+    than on its own prefix. Which tokens follow from (seed, epoch, batch) alone: the same on
+    every rank, and after a resume."""
 
     pool_batches = 50
 
-    def __init__(self, pairs, vocab, batch_size, seed=0, device=None):
+    def __init__(self, pairs, vocab, batch_size, seed=0, device=None, target_dropout=0.0):
         self.pairs, self.vocab, self.batch_size = pairs, vocab, batch_size
         self.seed, self.device = seed, device
+        self.target_dropout = target_dropout
         self.epoch, self.position = 0, 0
         self._plan = None
 
@@ -133,7 +145,8 @@ class BatchIterator:
 
     def next_batch(self):
         """The next global batch, whole."""
-        return make_batch(self.pairs, self._next_rows(), self.vocab, self.device)
+        rows = self._next_rows()
+        return make_batch(self.pairs, rows, self.vocab, self.device, *self._dropout())
 
     def next_shards(self, parts, mine):
         """The next global batch cut into `parts` shards of consecutive rows, as
@@ -146,8 +159,17 @@ class BatchIterator:
                              "size or use fewer ranks")
         tokens = sum(len(self.pairs[r][1]) + 1 for r in rows)  # + EOS, as make_batch counts
         shards = np.array_split(np.array(rows), parts)
-        return [make_batch(self.pairs, shards[i].tolist(), self.vocab, self.device)
+        return [make_batch(self.pairs, shards[i].tolist(), self.vocab, self.device,
+                           *self._dropout(part=i))
                 for i in mine], tokens
+
+    def _dropout(self, part=0):
+        """(target_dropout, its generator) for the batch just taken (or its shard `part`):
+        a generator of (seed, epoch, batch, part), so that resuming draws the same tokens."""
+        if not self.target_dropout:
+            return 0.0, None
+        key = [self.seed, self.epoch, self.position, part, 0x7D]  # position: after this batch
+        return self.target_dropout, np.random.default_rng(key)
 
     def _next_rows(self):
         rows, starts = self._epoch()
