@@ -1,8 +1,11 @@
 """The figures the README prints for the main job, and the headline figures of the committed
 walkthrough (docs/illustrated/walkthrough.md), are what a fresh default run gives now.
 
-Tolerances survive another CPU (a different BLAS kernel takes training down another float
-path): exact match ±0.01, BLEU ±0.5, timings ignored; translations, counts and sizes exact.
+Tolerances survive another CPU (a different BLAS kernel, or another number of BLAS threads,
+takes training down another float path, which flips a few sentences): exact match ±0.01 on
+test and compositional (2,000 and 1,000 sentences), ±0.03 on cross-construction and ±0.05
+on each held-out pair (about 111 sentences each), BLEU ±0.5, timings ignored; translations,
+counts and sizes exact.
 The walkthrough's per-weight numbers (attention weights, vector entries) depend on that float
 path and are not compared; its structure is (the same sections, the same count of numbers)."""
 
@@ -15,12 +18,17 @@ from pathlib import Path
 
 import pytest
 
+from transformer.data.grammar import HELD_OUT_FEATURE_PAIRS
+
 REPO = Path(__file__).resolve().parents[1]
 SCORE = re.compile(r"^\s*(test|compositional|cross_construction): exact match ([\d.]+)\s+BLEU "
                    r"([\d.]+)\s+chrF [\d.]+\s+token accuracy ([\d.]+)")
 PHENOMENON = re.compile(r"^    (\S+)\s+exact match ([\d.]+)$")
 SHOWCASE = re.compile(r"^  (.+)  ->  (.+)$")
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+EXACT_MATCH_TOLERANCE = {"test": 0.01, "compositional": 0.01, "cross_construction": 0.03}
+HELD_OUT_PAIRS = set(HELD_OUT_FEATURE_PAIRS)
 
 pytestmark = pytest.mark.slow
 
@@ -54,12 +62,15 @@ def test_the_readme_prints_what_the_main_job_prints(main_job_run):
     assert scores.keys() == fresh_scores.keys() and "test" in scores
     for split, (exact, bleu, accuracy) in scores.items():
         fresh_exact, fresh_bleu, fresh_accuracy = fresh_scores[split]
-        assert abs(exact - fresh_exact) <= 0.01, (split, exact, fresh_exact)
+        assert abs(exact - fresh_exact) <= EXACT_MATCH_TOLERANCE[split], (split, exact,
+                                                                            fresh_exact)
         assert abs(bleu - fresh_bleu) <= 0.5, (split, bleu, fresh_bleu)
         assert abs(accuracy - fresh_accuracy) <= 0.01, (split, accuracy, fresh_accuracy)
     assert phenomena.keys() == fresh_phenomena.keys()
     for name, exact in phenomena.items():
-        assert abs(exact - fresh_phenomena[name]) <= 0.01, (name, exact, fresh_phenomena[name])
+        tolerance = 0.05 if name in HELD_OUT_PAIRS else 0.01  # a construction: 100s of sentences
+        assert abs(exact - fresh_phenomena[name]) <= tolerance, (name, exact,
+                                                                 fresh_phenomena[name])
     assert showcase == fresh_showcase
     report = re.compile(r"^trained (\d+) steps in .*; best checkpoint: step (\d+)",
                         flags=re.MULTILINE)
