@@ -2,6 +2,7 @@
 dependency): op_overhead's JSON record, and compare.py's interleaving and ratios."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,14 @@ def test_counting_small_and_base_steps(config, fused, launches, monkeypatch):
     record = _count(config, monkeypatch, fused)
     assert record["syncs_per_step"] == 0
     assert record["launches_per_step"] <= launches
+
+
+def test_task_step_times_a_tasks_own_batches(capsys):
+    task_step = _load("task_step")
+    task_step.main(["--task", "copy", "--steps", "2", "--warmup", "1", "--json"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    record = json.loads(lines[-1])
+    assert record["config"] == "copy word-level" and record["steps"] == 2
+    assert record["vocab_size"] == 14  # 10 symbols and the 4 specials
+    assert 0 < record["min_ms"] <= record["median_ms"] <= record["max_ms"]
+    assert lines[0].startswith("copy word-level: vocabulary 14 tokens, a step ")

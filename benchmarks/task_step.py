@@ -1,0 +1,65 @@
+"""The training step of a run as train_translation would start it: the task's own batches,
+vocabulary (word-level or `--subword N`) and the main job's model. What a step of a real
+corpus costs, where `train_step.py` times synthetic batches of fixed sizes.
+
+    python benchmarks/task_step.py --task en-es-bible --subword 4000 --steps 12
+    python benchmarks/task_step.py --task en-es-bible --steps 8 [--json]
+"""
+
+import json
+import statistics
+import time
+
+import minigrad as mg
+from transformer import cli
+from transformer.data import DATA_TASKS, TASKS
+from transformer.data.batching import BatchIterator, encode_pairs
+from transformer.model import Transformer
+from transformer.pipeline import build_model_config, build_tokenizer, build_vocab, load_splits
+from transformer.training import Trainer, TrainingConfig
+
+
+def step_times(task, subword, steps, warmup, batch_size=64, data=None):
+    """(vocabulary size, seconds of each timed step) of the task's first batches."""
+    splits = load_splits(task, data)
+    tokenizer = build_tokenizer(splits, subword)
+    vocab = build_vocab(splits, tokenizer)
+    mg.manual_seed(0)
+    model = Transformer(build_model_config(vocab, splits, None, tokenizer))
+    batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab, batch_size,
+                            seed=0)
+    trainer = Trainer(model, batches, splits["valid"], vocab,
+                      TrainingConfig(steps=warmup + steps, progress=False), tokenizer=tokenizer)
+    times = []
+    for step in range(warmup + steps):
+        started = time.perf_counter()
+        trainer.train_step(batches.next_batch())["loss"].numpy()  # waits for the step
+        if step >= warmup:
+            times.append(time.perf_counter() - started)
+    return len(vocab), times
+
+
+def main(argv=None):
+    parser = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", choices=TASKS, default="toy-en-es")
+    parser.add_argument("--data", help=f"the data of --task {', '.join(DATA_TASKS)}")
+    parser.add_argument("--subword", type=cli.positive_int, metavar="PIECES")
+    parser.add_argument("--steps", type=cli.positive_int, default=10, help="timed steps")
+    parser.add_argument("--warmup", type=cli.non_negative_int, default=3)
+    parser.add_argument("--json", action="store_true", help="print one JSON record, last")
+    args = parser.parse_args(argv)
+    vocab_size, times = step_times(args.task, args.subword, args.steps, args.warmup,
+                                   data=args.data)
+    vocabulary = f"subword {args.subword}" if args.subword else "word-level"
+    record = {"benchmark": "task_step", "config": f"{args.task} {vocabulary}",
+              "vocab_size": vocab_size, "framework": "minigrad", "device": "cpu",
+              "figure": "median_ms", "median_ms": 1000 * statistics.median(times),
+              "min_ms": 1000 * min(times), "max_ms": 1000 * max(times), "steps": len(times)}
+    print(f"{record['config']}: vocabulary {vocab_size} tokens, a step {record['median_ms']:.0f} "
+          f"ms (median of {len(times)}; {record['min_ms']:.0f}-{record['max_ms']:.0f})")
+    if args.json:
+        print(json.dumps(record))
+
+
+if __name__ == "__main__":
+    cli.run(main)
