@@ -23,13 +23,13 @@ FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": 
          "n_encoder_layers": "--layers", "n_decoder_layers": "--layers", "d_ff": "--d-ff",
          "dropout": "--dropout", "norm_first": "--norm-first", "steps": "--steps",
          "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
-         "target_dropout": "--target-dropout",
+         "target_dropout": "--target-dropout", "ema_decay": "--ema-decay",
          "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed",
          "accumulate": "--accumulate", "sync_every": "--sync-every", "subword": "--subword"}
 
 # Defaults of the training flags (those of a new run; a resumed run keeps its own).
 TRAINING_DEFAULTS = {"steps": 7000, "batch_size": 64, "warmup_steps": 400, "lr_factor": 1.0,
-                     "target_dropout": 0.15, "eval_every": 500, "seed": 0}
+                     "target_dropout": 0.15, "ema_decay": 0.999, "eval_every": 500, "seed": 0}
 
 
 def given(**options):
@@ -73,6 +73,10 @@ def parse_arguments(argv=None):
                           help="target-side word dropout: replace this share of the decoder's "
                                "input tokens by <unk> in training, so that it reads the source "
                                "rather than its own prefix (default 0.15; 0: off)")
+    training.add_argument("--ema-decay", type=cli.probability, metavar="DECAY",
+                          help="validate, keep best.npz by and translate with a moving average "
+                               "of the weights, each step's weight 1 - DECAY (default 0.999; "
+                               "0: the weights as trained)")
     training.add_argument("--eval-every", type=cli.positive_int,
                           help="validate and checkpoint every N steps (default 500)")
     training.add_argument("--sync-every", type=cli.positive_int,
@@ -112,6 +116,7 @@ def main(argv=None):
     eval_every = args.eval_every
     training = given(steps=args.steps, warmup_steps=args.warmup, batch_size=args.batch_size,
                      lr_factor=args.lr_factor, target_dropout=args.target_dropout,
+                     ema_decay=args.ema_decay,
                      eval_every=eval_every,
                      checkpoint_every=eval_every, time_limit_s=args.time_limit, seed=args.seed,
                      accumulate=args.accumulate, sync_every=args.sync_every,

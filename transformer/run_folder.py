@@ -225,14 +225,27 @@ class RunFolder:
         return state
 
     def load_model(self, which="best", device=None):
-        """The model of this run with the weights of `which` checkpoint, in eval mode."""
+        """The model of this run with the weights of `which` checkpoint, in eval mode: the
+        moving average of the weights where the run keeps one (`TrainingConfig.ema_decay`),
+        as validation used, else the weights trained."""
         self.recover()
         config, vocab = self.model_config(), self.vocab()
+        path = self.checkpoint(which)
         state = self.read_checkpoint(which, config, vocab)
         model = Transformer(config)
         if device is not None:
             model.to(device)
-        model.load_state_dict(state["model"])
+        weights = state["model"]
+        if "average" in state:
+            average = state["average"]
+            if not isinstance(average, dict) or not isinstance(average.get("averages"), dict):
+                raise CheckpointError(f"{path}: its 'average' entry holds no 'averages' of the "
+                                      "weights; the file was not written by a training run")
+            weights = {**weights, **average["averages"]}
+        try:
+            model.load_state_dict(weights)
+        except CheckpointError as error:
+            raise CheckpointError(f"{path}: {error}") from None
         return model.eval()
 
 

@@ -2,7 +2,7 @@
 checkpoints that survive crashes and Ctrl-C, and exact resumption.
 
 One step, top to bottom: batch -> model.forward -> loss -> backward -> clip ->
-optimizer.step -> scheduler.step -> log."""
+optimizer.step -> scheduler.step -> (the weights' moving average) -> log."""
 
 import dataclasses
 import math
@@ -10,16 +10,16 @@ import signal
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 
 import minigrad as mg
 from minigrad.distributed import GradientReducer, SingleProcess
-from minigrad.errors import ConfigError
+from minigrad.errors import CheckpointError, ConfigError
 from minigrad.nn import functional as F
-from minigrad.optim import Adam, NoamSchedule, clip_grad_norm_
+from minigrad.optim import Adam, ExponentialMovingAverage, NoamSchedule, clip_grad_norm_
 
 from .data.batching import Batch
 from .data.tokenizer import WORDS
@@ -29,7 +29,9 @@ from .run_folder import RunFolder
 
 @dataclass
 class TrainingConfig:
-    """Adam(0.9, 0.98, 1e-9) with the Noam schedule, label smoothing 0.1 (paper §5.3-5.4)."""
+    """Adam(0.9, 0.98, 1e-9) with the Noam schedule, label smoothing 0.1 (paper §5.3-5.4).
+    With `ema_decay` > 0 the run validates, keeps best.npz by, and translates with an
+    exponential moving average of the weights (minigrad.optim.ExponentialMovingAverage)."""
 
     steps: int = 5000
     batch_size: int = 64
@@ -37,6 +39,7 @@ class TrainingConfig:
     warmup_steps: int = 400
     label_smoothing: float = 0.1
     target_dropout: float = 0.0  # share of the decoder's input tokens read as <unk> (batching)
+    ema_decay: float = 0.0  # the decay of the weights' moving average, per step (0: none)
     clip_norm: float = 1.0
     log_every: int = 50
     sync_every: int = 0  # read the loss, gradient norm and stop flags every this many steps
@@ -77,6 +80,7 @@ _COUNTS = {"steps": 1, "batch_size": 1, "warmup_steps": 1, "log_every": 1, "eval
 _REALS = {"lr_factor": (lambda v: v > 0, "> 0"), "clip_norm": (lambda v: v > 0, "> 0"),
           "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
           "target_dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
+          "ema_decay": (lambda v: 0 <= v < 1, "in [0, 1) (0: no average)"),
           "time_limit_s": (lambda v: v >= 0, ">= 0 (0: no limit)")}
 
 
@@ -143,6 +147,8 @@ class Trainer:
         self.optimizer = Adam(self.parameters, lr=1.0, betas=(0.9, 0.98), eps=1e-9)
         self.scheduler = NoamSchedule(self.optimizer, model.config.d_model,
                                       config.warmup_steps, factor=config.lr_factor)
+        self.average = ExponentialMovingAverage(model.named_parameters(), config.ema_decay) \
+            if config.ema_decay else None  # what validation and best.npz use, if any
         self.step = 0
         self._unread = []  # (step, loss, gradient norm) of the steps since the last read
         self.best = None  # (exact_match, -loss) of the best validation so far
@@ -186,6 +192,8 @@ class Trainer:
         lr = self.optimizer.param_groups[0]["lr"]
         self.optimizer.step(skip=~finite)  # before a bad value reaches the weights
         self.scheduler.step()
+        if self.average is not None:
+            self.average.update()
         self._unread.append((self.step + 1, total, grad_norm))
         return {"loss": total, "lr": lr, "grad_norm": grad_norm}
 
@@ -358,8 +366,9 @@ class Trainer:
         Rank 0 alone validates (the others return None)."""
         if not self.chief:
             return None
-        record = evaluate(self.model, self.valid[:self.config.eval_examples], self.vocab,
-                          device=self.model.device, tokenizer=self.tokenizer)
+        with self.evaluated_weights():
+            record = evaluate(self.model, self.valid[:self.config.eval_examples], self.vocab,
+                              device=self.model.device, tokenizer=self.tokenizer)
         record.update(step=self.step, epoch=self.data.epoch, split="valid",
                       time_s=round(self.train_seconds, 3))
         score = (record["exact_match"], -record["loss"])
@@ -373,6 +382,11 @@ class Trainer:
         for callback in self.callbacks:
             callback.on_validation(self, self.step, record)
         return record
+
+    def evaluated_weights(self):
+        """A context in which the model holds the weights the run is judged by: the moving
+        average if the run keeps one, else its own."""
+        return nullcontext() if self.average is None else self.average.applied()
 
     def _log(self, record):
         """Append `record` to metrics.jsonl; without a progress bar, print training records
@@ -397,12 +411,18 @@ class Trainer:
                 "best": None if self.best is None else list(self.best),
                 "best_step": self.best_step, "train_seconds": self.train_seconds,
                 "wall_seconds": self.wall_seconds, "model_config": self.model.config.to_dict(),
-                "vocab_digest": self.vocab.digest()}
+                "vocab_digest": self.vocab.digest(),
+                **({} if self.average is None else {"average": self.average.state_dict()})}
 
     def load_state_dict(self, state):
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
+        if self.average is not None:
+            if "average" not in state:
+                raise CheckpointError("the checkpoint holds no moving average of the weights, "
+                                      f"but this run keeps one (ema_decay {self.average.decay})")
+            self.average.load_state_dict(state["average"])
         self._set_rng_state(state)
         self.data.load_state_dict(state["data"])
         self.step, self.best = int(state["step"]), state["best"]

@@ -16,7 +16,7 @@ from transformer.pipeline import train_translation
 
 MEMORIZING_MODEL = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
                     "d_ff": 64, "dropout": 0.0}
-MEMORIZING_TRAINING = {"steps": 300, "batch_size": 16, "warmup_steps": 20, "lr_factor": 2.0,
+MEMORIZING_TRAINING = {"steps": 500, "batch_size": 16, "warmup_steps": 20, "lr_factor": 2.0,
                        "eval_every": 100, "checkpoint_every": 100, "log_every": 50,
                        "progress": False, "seed": 1}  # its split trains on both article sentences
 

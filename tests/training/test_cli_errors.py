@@ -65,6 +65,7 @@ TRAIN_USAGE_ERRORS = [  # (arguments, what the line must name)
     (["--time-limit", "nan"], ["--time-limit"]),
     (["--dropout", "1.5"], ["--dropout", "[0, 1)"]),
     (["--target-dropout", "1"], ["--target-dropout", "[0, 1)"]),
+    (["--ema-decay", "1"], ["--ema-decay", "[0, 1)"]),
     (["--d-model", "63", "--heads", "4"], ["--d-model 63", "even"]),
     (["--d-model", "30", "--heads", "4"], ["--heads 4 does not divide d_model 30"]),
     (["--heads", "3"], ["--heads 3 does not divide d_model 16"]),
@@ -98,6 +99,14 @@ def test_train_translation_usage_errors(inputs, tmp_path, arguments, fragments):
     assert_one_error_line(result, 2, *fragments)
     assert folder_digest(inputs) == before  # nothing written, nothing removed
     assert list(tmp_path.iterdir()) == []  # not even an empty runs/
+
+
+def test_resume_refuses_another_ema_decay_and_changes_nothing(memorized_run):
+    before = folder_digest(memorized_run.path)
+    result = run_example("train_translation.py", "--out", memorized_run.path, "--resume",
+                         "--ema-decay", "0.5")
+    assert_one_error_line(result, 2, "--ema-decay 0.5 (the run has 0.0)", "--overwrite")
+    assert folder_digest(memorized_run.path) == before
 
 
 def test_a_device_without_cupy_or_gpu_is_one_line(tmp_path):

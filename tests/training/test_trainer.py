@@ -16,10 +16,12 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.errors import CheckpointError
 from transformer import Transformer, TransformerConfig, Translator, pipeline
 from transformer.data import load_task
 from transformer.data.batching import Batch, BatchIterator, encode_pairs
 from transformer.data.grammar import HELD_OUT_FEATURE_PAIRS, toy_en_es
+from transformer.evaluation import evaluate
 from transformer.pipeline import build_model_config, build_vocab, train_translation
 from transformer.run_folder import RunFolder
 from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
@@ -174,15 +176,20 @@ def test_callbacks_get_the_trainer_the_step_and_the_batch_or_record():
 
 # ----- resuming -------------------------------------------------------------------------------
 
-def test_resuming_after_a_shorter_run_ends_bitwise_where_a_straight_run_ends(tmp_path):
+@pytest.mark.parametrize("ema_decay", [0.0, 0.9], ids=["weights", "moving-average"])
+def test_resuming_after_a_shorter_run_ends_bitwise_where_a_straight_run_ends(tmp_path,
+                                                                              ema_decay):
     straight = Recorder()
-    reference = build_trainer(tmp_path / "straight", steps=9, callbacks=[straight])
+    reference = build_trainer(tmp_path / "straight", steps=9, callbacks=[straight],
+                              ema_decay=ema_decay)
     reference.train()
 
     first_part = Recorder()
-    build_trainer(tmp_path / "split", steps=5, callbacks=[first_part]).train()
+    build_trainer(tmp_path / "split", steps=5, callbacks=[first_part],
+                  ema_decay=ema_decay).train()
     second_part = Recorder()
-    resumed = build_trainer(tmp_path / "split", steps=9, callbacks=[second_part])
+    resumed = build_trainer(tmp_path / "split", steps=9, callbacks=[second_part],
+                            ema_decay=ema_decay)
     assert resumed.resume() == 5
     resumed.train()
 
@@ -196,6 +203,54 @@ def test_resuming_after_a_shorter_run_ends_bitwise_where_a_straight_run_ends(tmp
     for key in ("best", "best_step"):  # the 5-step run was validated at its end
         state.pop(key), expected_state.pop(key)
     assert_same_training_state(state, expected_state)
+
+
+def test_a_moving_average_is_what_validation_best_npz_and_translation_use(tmp_path,
+                                                                          monkeypatch):
+    recorder = Recorder()
+    monkeypatch.setattr(pipeline, "Trainer", functools.partial(Trainer, callbacks=[recorder]))
+    out = tmp_path / "run"
+    train_translation("copy", out, TINY_MODEL, tiny_training(ema_decay=0.9), showcase=())
+    trainer = recorder.calls[-1][1]
+    averages = trainer.average.averages
+    trained = {name: p.numpy() for name, p in trainer.model.named_parameters()}
+    assert not all(np.array_equal(averages[n], w) for n, w in trained.items())
+
+    last = mg.load(out / "last.npz")
+    assert last["average"]["decay"] == 0.9 and last["average"]["updates"] == 12
+    assert_bitwise_equal(last["model"], trainer.model.state_dict())  # the weights trained
+    assert_bitwise_equal(last["average"]["averages"], averages)
+    for which in ("last", "best"):  # what translation loads: the average
+        state = mg.load(out / f"{which}.npz")
+        loaded = RunFolder(out).load_model(which).state_dict()
+        assert_bitwise_equal({n: loaded[n] for n in averages}, state["average"]["averages"])
+
+    validated = [r for hook, _, _, r in recorder.calls if hook == "validation"][-1]
+    with trainer.evaluated_weights():
+        again = evaluate(trainer.model, trainer.valid[:16], trainer.vocab)
+    assert (again["loss"], again["exact_match"]) == (validated["loss"],
+                                                     validated["exact_match"])
+    assert all(np.array_equal(p.numpy(), trained[n])  # and the weights came back after it
+               for n, p in trainer.model.named_parameters())
+
+    state = mg.load(out / "best.npz")  # a damaged average is refused, naming the file
+    state["average"] = {"decay": 0.9}
+    mg.save(state, out / "best.npz")
+    with pytest.raises(CheckpointError, match="best.npz: its 'average' entry holds no "
+                                              "'averages'"):
+        RunFolder(out).load_model("best")
+    state["average"] = {"decay": 0.9, "averages": {"no.such.weight": np.zeros(3)}}
+    mg.save(state, out / "best.npz")
+    with pytest.raises(CheckpointError, match="best.npz: load_state_dict into Transformer: "
+                                              "1 unexpected keys: no.such.weight"):
+        RunFolder(out).load_model("best")
+
+
+def test_a_checkpoint_without_the_average_a_run_keeps_is_refused(tmp_path):
+    build_trainer(tmp_path, steps=4).train()
+    with pytest.raises(CheckpointError, match="holds no moving average of the weights, but "
+                                              "this run keeps one \\(ema_decay 0.9\\)"):
+        build_trainer(tmp_path, steps=8, ema_decay=0.9).resume()
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,94 @@
+"""An exponential moving average of the parameters (Polyak averaging), to evaluate with.
+
+The weights at the end of training move with every batch; an average over the last
+steps sits nearer the middle of the valley they move around in, and usually translates
+better, in distribution and out of it. The Transformer paper averaged its last checkpoints
+for the same reason (§6.1); an exponential average needs one copy of the weights and no
+choice of which checkpoints, and it does not depend on how long the run will be:
+
+    average = decay_t * average + (1 - decay_t) * parameter,
+    decay_t = min(decay, (1 + t) / (10 + t))      after the t-th update
+
+(the second term, TensorFlow's `num_updates` rule, lets the first steps' weights, far from
+the final ones, fade quickly).
+
+    average = ExponentialMovingAverage(model.named_parameters(), decay=0.999)
+    for batch in batches:
+        ...; optimizer.step()
+        average.update()
+    with average.applied():   # the parameters hold the averages inside the block
+        evaluate(model)
+"""
+
+from contextlib import contextmanager
+
+from ..errors import CheckpointError, ConfigError
+from ..tensor import as_array
+
+
+class ExponentialMovingAverage:
+    """The moving averages of named parameters (`module.named_parameters()`), arrays on each
+    parameter's device, starting at the parameters' values."""
+
+    def __init__(self, named_parameters, decay=0.999):
+        if not 0 < decay < 1:
+            raise ConfigError(f"ExponentialMovingAverage: decay must be in (0, 1), got {decay}")
+        self.decay = float(decay)
+        self.parameters = dict(named_parameters)
+        self.averages = {name: param.data.copy() for name, param in self.parameters.items()}
+        self.updates = 0
+
+    def current_decay(self):
+        """The decay of the next update."""
+        t = self.updates + 1
+        return min(self.decay, (1 + t) / (10 + t))
+
+    def update(self):
+        """Move every average towards its parameter's current value (after optimizer.step())."""
+        weight = 1.0 - self.current_decay()
+        self.updates += 1
+
+        def move(average, value):  # blocks of the arrays, in place
+            average += (value - average) * weight
+
+        tasks = {}  # backend -> its parameters' updates, run together
+        for name, param in self.parameters.items():
+            tasks.setdefault(param.backend, []).append((move, (self.averages[name], param.data)))
+        for backend, updates in tasks.items():
+            backend.run_blockwise(updates)
+
+    @contextmanager
+    def applied(self):
+        """Inside the block the parameters hold the averages; their own values come back
+        after it (also on an exception)."""
+        kept = {name: param.data.copy() for name, param in self.parameters.items()}
+        try:
+            for name, param in self.parameters.items():
+                param.data[...] = self.averages[name]
+            yield self
+        finally:
+            for name, param in self.parameters.items():
+                param.data[...] = kept[name]
+
+    def state_dict(self):
+        """{"decay", "updates", "averages": {name: array}}; the arrays are shared (save it
+        right away)."""
+        return {"decay": self.decay, "updates": self.updates, "averages": dict(self.averages)}
+
+    def load_state_dict(self, state):
+        """Continue from `state_dict()` of an average of the same parameters: names and shapes
+        are checked first (CheckpointError naming the differences; nothing changes then)."""
+        saved = state["averages"]
+        missing = sorted(set(self.parameters) - set(saved))
+        unexpected = sorted(set(saved) - set(self.parameters))
+        mismatched = [f"{name}: checkpoint {tuple(saved[name].shape)}, model "
+                      f"{tuple(param.shape)}" for name, param in self.parameters.items()
+                      if name in saved and tuple(saved[name].shape) != tuple(param.shape)]
+        problems = ([f"missing {', '.join(missing)}"] if missing else []) + \
+            ([f"unexpected {', '.join(unexpected)}"] if unexpected else []) + mismatched
+        if problems:
+            raise CheckpointError("ExponentialMovingAverage.load_state_dict: the checkpoint's "
+                                  f"averages do not fit these parameters: {'; '.join(problems)}")
+        self.decay, self.updates = float(state["decay"]), int(state["updates"])
+        self.averages = {name: as_array(saved[name], param.dtype, param.backend)
+                         for name, param in self.parameters.items()}
