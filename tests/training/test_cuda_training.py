@@ -68,9 +68,11 @@ def test_records_hold_numbers_at_read_steps_and_device_tensors_between():
         assert isinstance(record["loss"], kind) and isinstance(record["grad_norm"], kind)
 
 
-def test_a_cuda_step_never_waits_between_reads(stand_in):
-    """train_step with clipping makes no device-to-host read (the stand-in raises on one)."""
-    trainer = build_trainer("cuda")
+@pytest.mark.parametrize("ema_decay", [0.0, 0.9], ids=["weights", "moving-average"])
+def test_a_cuda_step_never_waits_between_reads(stand_in, ema_decay):
+    """train_step with clipping (and the weights' moving average) makes no device-to-host
+    read (the stand-in raises on one)."""
+    trainer = build_trainer("cuda", ema_decay=ema_decay)
     batches = [trainer.data.next_batch() for _ in range(3)]
     trainer.train_step(batches[0])  # the first step builds the optimizer's flat arrays
     trainer.read({})
@@ -106,18 +108,22 @@ def test_a_nan_stops_at_the_first_read_after_it_with_no_bad_update(device, tmp_p
 
 
 def test_a_cuda_run_resumes_bitwise(tmp_path):
-    """Checkpoints of a cuda run hold the GPU's random state: 4 steps, save, resume for 4 more
-    ends where 8 straight steps end."""
-    straight = build_trainer("cuda", tmp_path / "straight")
+    """Checkpoints of a cuda run hold the GPU's random state and the weights' moving average:
+    4 steps, save, resume for 4 more ends where 8 straight steps end."""
+    straight = build_trainer("cuda", tmp_path / "straight", ema_decay=0.9)
     straight.train()
-    first = build_trainer("cuda", tmp_path / "resumed", steps=4)
+    first = build_trainer("cuda", tmp_path / "resumed", steps=4, ema_decay=0.9)
     first.train()
-    resumed = build_trainer("cuda", tmp_path / "resumed")
+    resumed = build_trainer("cuda", tmp_path / "resumed", ema_decay=0.9)
     assert resumed.resume() == 4
     resumed.train()
     for ours, theirs in zip(resumed.model.parameters(), straight.model.parameters()):
         assert ours.device == "cuda:0"
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for name, average in straight.average.averages.items():
+        assert type(resumed.average.averages[name]) is type(average)  # on the device
+        np.testing.assert_array_equal(mg.tensor(resumed.average.averages[name]).numpy(),
+                                      mg.tensor(average).numpy())
     loaded = mg.load(tmp_path / "straight" / "last.npz", device="cuda")
     assert all(t.device == "cuda:0" for t in loaded["model"].values())
 
