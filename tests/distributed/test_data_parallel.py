@@ -89,9 +89,9 @@ def test_a_rank_that_fails_ends_the_job_quickly(scenario, named):
 
 def test_a_rank_left_waiting_aborts_at_its_deadline_and_says_why():
     result, seconds = run("extra-step", "--timeout", 2, ranks=2)
-    assert result.returncode != 0 and seconds < 20
+    assert result.returncode != 0 and seconds < 20, result.stdout + result.stderr
     assert re.search(r"error: rank 0 of 2 waited [23] s for the gradient reduction \(\d+ values\) "
-                     r"at step 4", result.stderr)
+                     r"at step 4", result.stderr), result.stdout + result.stderr
     assert "different number of steps" in result.stderr
 
 
