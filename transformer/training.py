@@ -151,7 +151,7 @@ class Trainer:
             if config.ema_decay else None  # what validation and best.npz use, if any
         self.step = 0
         self._unread = []  # (step, loss, gradient norm) of the steps since the last read
-        self.best = None  # (exact_match, step) of the best validation so far
+        self.best = None  # (exact_match, bleu, step) of the best validation so far
         self.best_step = None  # the step of best.npz
         self.train_seconds = 0.0  # in train_step and batching, over the whole run
         self.wall_seconds = 0.0  # in train() (validation and checkpoints too), whole run
@@ -363,9 +363,9 @@ class Trainer:
 
     def validate(self):
         """Validation metrics on (the first `eval_examples` of) the valid split; keeps best.npz:
-        the highest exact match, the later step of a tie (the validation loss goes up as the
-        model grows surer of itself, long before new combinations stop improving). Rank 0
-        alone validates (the others return None)."""
+        the highest exact match, then BLEU, then the later step (not the lower loss, which
+        goes up as the model grows surer of itself, long before new combinations stop
+        improving). Rank 0 alone validates (the others return None)."""
         if not self.chief:
             return None
         with self.evaluated_weights():
@@ -373,7 +373,7 @@ class Trainer:
                               device=self.model.device, tokenizer=self.tokenizer)
         record.update(step=self.step, epoch=self.data.epoch, split="valid",
                       time_s=round(self.train_seconds, 3))
-        score = (record["exact_match"], self.step)  # a tie goes to the later step
+        score = (record["exact_match"], record["bleu"], self.step)  # ties: the later step
         improved = self.best is None or score > tuple(self.best)
         if improved:
             self.best, self.best_step = score, self.step

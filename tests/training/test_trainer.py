@@ -408,7 +408,7 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
                          "vocab_digest"}
     assert last["model_config"] == config["model"] and last["vocab_digest"] == vocab.digest()
     assert last["step"] == 6 and last["data"]["position"] == 6
-    best_record = max(valid, key=lambda r: (r["exact_match"], r["step"]))
+    best_record = max(valid, key=lambda r: (r["exact_match"], r["bleu"], r["step"]))
     assert best["step"] == best_record["step"]
     assert_bitwise_equal(folder.load_model("last").state_dict(), last["model"])
 
