@@ -43,7 +43,7 @@ def train(ranks, *arguments, timeout=240):
 def assert_same_run(folder, expected):
     mine, theirs = mg.load(folder / "last.npz"), mg.load(expected / "last.npz")
     assert mine["step"] == theirs["step"]
-    for key in ("model", "optimizer"):
+    for key in ("model", "optimizer", "average"):  # the weights' moving average too
         for a, b in zip(_arrays(mine[key]), _arrays(theirs[key])):
             assert a.dtype == b.dtype and np.array_equal(a, b)
     losses = [[r["loss"] for r in map(json.loads, (f / "metrics.jsonl").read_text()
