@@ -19,8 +19,9 @@ from transformer.pipeline import build_model_config, build_tokenizer, build_voca
 from transformer.training import Trainer, TrainingConfig
 
 
-def step_times(task, subword, steps, warmup, batch_size=64, data=None):
-    """(vocabulary size, seconds of each timed step) of the task's first batches."""
+def step_times(task, subword, steps, warmup, batch_size=64, data=None, ema_decay=0.0):
+    """(vocabulary size, seconds of each timed step) of the task's first batches; with
+    `ema_decay` the step updates the weights' moving average too, as the main job's does."""
     splits = load_splits(task, data)
     tokenizer = build_tokenizer(splits, subword)
     vocab = build_vocab(splits, tokenizer)
@@ -29,7 +30,8 @@ def step_times(task, subword, steps, warmup, batch_size=64, data=None):
     batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab, batch_size,
                             seed=0)
     trainer = Trainer(model, batches, splits["valid"], vocab,
-                      TrainingConfig(steps=warmup + steps, progress=False), tokenizer=tokenizer)
+                      TrainingConfig(steps=warmup + steps, progress=False, ema_decay=ema_decay),
+                      tokenizer=tokenizer)
     times = []
     for step in range(warmup + steps):
         started = time.perf_counter()
@@ -46,12 +48,16 @@ def main(argv=None):
     parser.add_argument("--subword", type=cli.positive_int, metavar="PIECES")
     parser.add_argument("--steps", type=cli.positive_int, default=10, help="timed steps")
     parser.add_argument("--warmup", type=cli.non_negative_int, default=3)
+    parser.add_argument("--ema-decay", type=cli.probability, default=0.999,
+                        help="the weights' moving average, as the main job keeps it (default "
+                             "0.999; 0: none)")
     parser.add_argument("--json", action="store_true", help="print one JSON record, last")
     args = parser.parse_args(argv)
     vocab_size, times = step_times(args.task, args.subword, args.steps, args.warmup,
-                                   data=args.data)
+                                   data=args.data, ema_decay=args.ema_decay)
     vocabulary = f"subword {args.subword}" if args.subword else "word-level"
-    record = {"benchmark": "task_step", "config": f"{args.task} {vocabulary}",
+    average = f", moving average {args.ema_decay}" if args.ema_decay else ""
+    record = {"benchmark": "task_step", "config": f"{args.task} {vocabulary}{average}",
               "vocab_size": vocab_size, "framework": "minigrad", "device": "cpu",
               "figure": "median_ms", "median_ms": 1000 * statistics.median(times),
               "min_ms": 1000 * min(times), "max_ms": 1000 * max(times), "steps": len(times)}

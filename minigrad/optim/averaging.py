@@ -49,7 +49,9 @@ class ExponentialMovingAverage:
         self.updates += 1
 
         def move(average, value):  # blocks of the arrays, in place
-            average += (value - average) * weight
+            step = value - average
+            step *= weight
+            average += step
 
         tasks = {}  # backend -> its parameters' updates, run together
         for name, param in self.parameters.items():

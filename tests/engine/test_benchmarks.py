@@ -82,7 +82,11 @@ def test_task_step_times_a_tasks_own_batches(capsys):
     task_step.main(["--task", "copy", "--steps", "2", "--warmup", "1", "--json"])
     lines = capsys.readouterr().out.strip().splitlines()
     record = json.loads(lines[-1])
-    assert record["config"] == "copy word-level" and record["steps"] == 2
+    assert record["config"] == "copy word-level, moving average 0.999"  # as the main job
+    assert record["steps"] == 2
     assert record["vocab_size"] == 14  # 10 symbols and the 4 specials
     assert 0 < record["min_ms"] <= record["median_ms"] <= record["max_ms"]
-    assert lines[0].startswith("copy word-level: vocabulary 14 tokens, a step ")
+    assert lines[0].startswith("copy word-level, moving average 0.999: vocabulary 14 tokens, "
+                               "a step ")
+    task_step.main(["--task", "copy", "--steps", "1", "--warmup", "0", "--ema-decay", "0"])
+    assert capsys.readouterr().out.startswith("copy word-level: vocabulary 14 tokens")
