@@ -111,6 +111,23 @@ def test_checkpoint_walkthrough_from_the_script(fresh, tmp_path, example_script)
         assert (out / link).is_file()
 
 
+def test_a_run_with_a_moving_average_is_walked_through_with_the_average(fresh, tmp_path):
+    subject = fresh[0]
+    run = RunFolder(tmp_path / "run")
+    run.write_json("config.json", {"task": {"name": "toy-en-es", "data": None},
+                                   "model": subject.model.config.to_dict(), "training": {}})
+    subject.vocab.save(run.file("vocab.json"))
+    averages = {name: p.numpy() * 0.5 for name, p in subject.model.named_parameters()}
+    mg.save({"model": subject.model.state_dict(), "step": 7,
+             "average": {"decay": 0.9, "updates": 7, "averages": averages}},
+            run.file("best.npz"))
+    loaded = illustrated.load_subject(run.path, out=tmp_path / "unused")
+    np.testing.assert_array_equal(loaded.model.encoder.embedding.weight.numpy(),
+                                  averages["encoder.embedding.weight"])
+    assert "(its `best.npz` checkpoint, saved at training step 7: the moving average of its " \
+           "weights)" in loaded.origin
+
+
 def fields_named(text):
     """The names of the ${name} fields of a template text."""
     return {match["named"] or match["braced"] for match in Template.pattern.finditer(text)

@@ -79,10 +79,12 @@ def load_subject(checkpoint=None, which="best", out="runs/illustrated", model_op
 def _run_origin(folder, checkpoint, which):
     """The sentence saying which run's checkpoint this is: its step, task and test scores,
     those the run folder records."""
-    step = mg.load(folder.checkpoint(which)).get("step")
+    state = mg.load(folder.checkpoint(which))
+    step = state.get("step")
     origin = (f"This walkthrough uses the trained model of the run folder `{checkpoint}` "
               f"(its `{which}.npz` checkpoint" +
-              (f", saved at training step {step})" if step is not None else ")"))
+              (f", saved at training step {step}" if step is not None else "") +
+              (": the moving average of its weights" if "average" in state else "") + ")")
     task = folder.read_json("config.json").get("task", {}).get("name")
     if task:
         origin += f", trained on the `{task}` task"
