@@ -80,6 +80,11 @@ class ExponentialMovingAverage:
     def load_state_dict(self, state):
         """Continue from `state_dict()` of an average of the same parameters: names and shapes
         are checked first (CheckpointError naming the differences; nothing changes then)."""
+        if not isinstance(state, dict) or not {"decay", "updates", "averages"} <= state.keys() \
+                or not isinstance(state["averages"], dict):
+            raise CheckpointError("ExponentialMovingAverage.load_state_dict: expected a dict "
+                                  "with 'decay', 'updates' and 'averages' (a dict of arrays), "
+                                  f"got {sorted(state) if isinstance(state, dict) else state!r}")
         saved = state["averages"]
         missing = sorted(set(self.parameters) - set(saved))
         unexpected = sorted(set(saved) - set(self.parameters))

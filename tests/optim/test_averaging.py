@@ -112,3 +112,10 @@ def test_an_average_of_other_parameters_is_refused_naming_them():
     assert "missing 3.bias, 3.weight" in message
     assert "0.weight: checkpoint (4, 3), model (6, 3)" in message
     assert all(np.array_equal(other.averages[n], a) for n, a in kept.items())  # unchanged
+
+
+def test_a_state_that_is_not_an_averages_is_refused_in_one_line():
+    average = ExponentialMovingAverage(small_model().named_parameters(), decay=0.9)
+    with pytest.raises(CheckpointError, match="expected a dict with 'decay', 'updates' and "
+                                              "'averages' .*, got \\['decay'\\]"):
+        average.load_state_dict({"decay": 0.9})
