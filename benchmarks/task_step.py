@@ -12,11 +12,11 @@ import time
 
 import minigrad as mg
 from transformer import cli
+from transformer.builders import build_model_config, build_tokenizer, build_vocab, load_splits
 from transformer.data import DATA_TASKS, TASKS
 from transformer.data.batching import BatchIterator, encode_pairs
 from transformer.main_job import MAIN_JOB
 from transformer.model import Transformer
-from transformer.pipeline import build_model_config, build_tokenizer, build_vocab, load_splits
 from transformer.training import Trainer
 
 

@@ -8,8 +8,8 @@ tokens per sentence on each held-out split (nothing is trained but the tokenizer
 import statistics
 
 from transformer import cli
+from transformer.builders import build_tokenizer, build_vocab, load_splits, unknown_rate
 from transformer.data import TASKS, WORDS
-from transformer.pipeline import build_tokenizer, build_vocab, load_splits, unknown_rate
 
 
 def report(name, splits, tokenizer):

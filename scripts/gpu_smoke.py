@@ -93,9 +93,9 @@ def embedding(device):
 
 def trainer_steps(device):
     from transformer import Transformer
+    from transformer.builders import build_model_config, build_vocab
     from transformer.data import load_task
     from transformer.data.batching import BatchIterator, encode_pairs
-    from transformer.pipeline import build_model_config, build_vocab
     from transformer.training import Trainer, TrainingConfig
 
     config = TrainingConfig(steps=3, batch_size=16, warmup_steps=2, log_every=1,

@@ -1,9 +1,10 @@
-"""The main job as one function: data -> vocabulary -> model -> Trainer -> final evaluation,
-leaving a complete run folder. The example scripts only parse flags and call this."""
+"""A training run, start to end: a new run (`start_run`: data -> vocabulary -> model -> run
+folder) or a resumed one (`resume_run`: the run folder's own configuration and last.npz), then
+the same training and final report, leaving a complete run folder. `train_translation` is
+either; the example scripts only parse flags and call it. The pieces come from `builders`."""
 
 import base64
 import tempfile
-from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
@@ -11,8 +12,9 @@ import minigrad as mg
 from minigrad.distributed import SingleProcess
 from minigrad.errors import ConfigError
 
+from .builders import build_model_config, build_tokenizer, build_vocab, load_splits, unknown_rate
 from .config import TransformerConfig
-from .data import WORDS, Vocab, load_task
+from .data import WORDS, Vocab
 from .data.batching import BatchIterator, encode_pairs
 from .evaluation import evaluate
 from .main_job import MAIN_JOB
@@ -44,82 +46,9 @@ SHOWCASE = ["the ball is blue", "the black cat drank the milk",
             "the animal didn't cross the street because it was too tired"]
 
 
-def build_tokenizer(splits, subword=None):
-    """The word-level tokenizer, or with `subword` (pieces per language) a SentencePiece
-    model for each side trained on the train split."""
-    if subword is None:
-        return WORDS
-    from .data.subword import SubwordTokenizer
-
-    train = splits["train"]
-    try:
-        return SubwordTokenizer.train((e.src for e in train), (e.tgt for e in train), subword)
-    except ValueError as error:
-        raise ConfigError(f"--subword {subword}: {error}") from None
-
-
-def build_vocab(splits, tokenizer=WORDS):
-    """The joint vocabulary of a task, from the source and target tokens of its train split
-    (and, for subwords, every piece of both models); it knows which tokens it saw on the
-    source side."""
-    counts, source = Counter(), Counter()
-    for example in splits["train"]:  # one pass: a corpus file's train split is read from it
-        source.update(tokenizer.source(example.src))
-        counts.update(tokenizer.target(example.tgt))
-    if tokenizer.kind == "subword":
-        source.update(tokenizer.pieces("source"))
-        counts.update(tokenizer.pieces("target"))
-    counts.update(source)
-    return Vocab.from_counts(counts, source_tokens=source)
-
-
-def unknown_rate(examples, vocab, tokenizer=WORDS):
-    """The share of the tokens of `examples` (both sides) that `vocab` reads as <unk>."""
-    tokens = [t for e in examples for t in tokenizer.source(e.src) + tokenizer.target(e.tgt)]
-    return sum(t not in vocab for t in tokens) / max(len(tokens), 1)
-
-
-def build_model_config(vocab, splits, model_options=None, tokenizer=WORDS):
-    """The TransformerConfig of a run on `splits`: one joint vocabulary with shared embeddings,
-    max_len fitting the longest pair, the main job's sizes (MAIN_JOB.model), then
-    `model_options` (TransformerConfig fields) on top."""
-    longest = max(len(tokenizer.source(e.src)) + len(tokenizer.target(e.tgt))
-                  for s in splits.values() for e in s)
-    return TransformerConfig(len(vocab), len(vocab), **{
-        "share_embeddings": True, "max_len": max(64, 2 * longest + 16), **MAIN_JOB.model,
-        **(model_options or {})})
-
-
-def fresh_setup(task=MAIN_JOB.task, model_options=None, seed=0, data=None):
-    """(vocab, model config) of a new word-level run of `task`, as train_translation builds
-    them (model options default to the main job's, MAIN_JOB.model); no model, no folder."""
-    splits = load_splits(task, data, seed)
-    vocab = build_vocab(splits)
-    return vocab, build_model_config(vocab, splits, model_options)
-
-
-def load_splits(task, data=None, seed=0, skip_bad_lines=False):
-    """The splits of `task`, or ConfigError (one line, naming the data file) when its data
-    cannot be read or is too small to train and validate on. What a corpus file's reader left
-    out (bad lines with `skip_bad_lines`, duplicates) is printed."""
-    try:
-        splits = load_task(task, data=data, seed=seed, skip_bad_lines=skip_bad_lines)
-    except (OSError, ValueError) as error:
-        raise ConfigError(" ".join(str(error).split())) from None
-    for note in getattr(splits["train"], "notes", list)():
-        print(note)
-    sizes = {name: len(splits.get(name, ())) for name in ("train", "valid", "test")}
-    if not all(sizes.values()):
-        source = f"data file {data}" if data is not None else f"task {task}"
-        raise ConfigError(f"{source} gives {sum(sizes.values())} sentence pair(s) (train "
-                          f"{sizes['train']}, valid {sizes['valid']}, test {sizes['test']}); a "
-                          "run needs at least 3 distinct pairs, one for each split")
-    return splits
-
-
 def train_translation(task, out, model_options=None, training_options=None, data=None,
                       resume=False, overwrite=False, device=None, showcase=SHOWCASE,
-                      subword=None, skip_bad_lines=False, communicator=None):
+                      subword=None, skip_bad_lines=False, communicator=None) -> dict | None:
     """Train on `task` (None: the main job's, or with `resume` the run's own) into run folder
     `out`, then evaluate the best checkpoint on every held-out split. Returns the final
     metrics (also metrics.json), or None when training was interrupted. `subword` (pieces
@@ -137,69 +66,107 @@ def train_translation(task, out, model_options=None, training_options=None, data
     the same arguments and reads the data; rank 0 alone reads and writes the run folder (what
     a resumed run needs is broadcast from it), prints, and evaluates at the end (the other
     ranks return {})."""
-    communicator = communicator if communicator is not None else SingleProcess()
+    if resume:
+        return resume_run(out, task, model_options, training_options, data, device, showcase,
+                          subword, communicator)
+    return start_run(task, out, model_options, training_options, data, overwrite, device,
+                     showcase, subword, skip_bad_lines, communicator)
+
+
+def start_run(task, out, model_options=None, training_options=None, data=None,
+              overwrite=False, device=None, showcase=SHOWCASE, subword=None,
+              skip_bad_lines=False, communicator=None) -> dict | None:
+    """A new run (`train_translation` without `resume`): everything checked and built, the
+    run folder written whole with its step-0 state, then trained and reported."""
+    communicator, folder = _setup(out, device, communicator)
+    if communicator.rank == 0:
+        folder.check_new_run(overwrite)
+    task = task or MAIN_JOB.task
+    training_config = TrainingConfig(**(training_options or {}))
+    splits = load_splits(task, data, training_config.seed, skip_bad_lines)
+    tokenizer = build_tokenizer(splits, subword)
+    vocab = build_vocab(splits, tokenizer)
+    model_config = build_model_config(vocab, splits, model_options, tokenizer)
+    trainer = _trainer(out, model_config, training_config, splits, vocab, tokenizer,
+                       communicator)
+    if communicator.rank == 0:
+        described = tokenizer.describe()
+        if subword is not None:
+            described["size"] = subword
+        config = {"task": {"name": task, "data": None if data is None else
+                           str(Path(data).resolve()), "skip_bad_lines": skip_bad_lines},
+                  "tokenizer": described, "model": model_config.to_dict(),
+                  "training": asdict(training_config)}
+        folder.create(lambda staging: _write_first_state(staging, config, trainer), overwrite)
+    return _train_and_report(trainer, folder, splits, task, showcase)
+
+
+def resume_run(out, task=None, model_options=None, training_options=None, data=None,
+               device=None, showcase=SHOWCASE, subword=None, communicator=None) -> dict | None:
+    """Continue the run in `out` (`train_translation` with `resume`) from its last.npz, with
+    its own configuration (ResumeConflict for options given that differ from it, but
+    RESUMABLE_OPTIONS), then train and report; a finished run is left as it is."""
+    communicator, folder = _setup(out, device, communicator)
     chief = communicator.rank == 0
-    folder = RunFolder(out)
+    saved = communicator.broadcast_object(
+        _saved_run(folder, task, data, model_options, training_options, subword)
+        if chief else None, what="the broadcast of the run's configuration")
+    model_config = TransformerConfig.from_dict(saved["model"])
+    training_config = TrainingConfig.from_dict(saved["training"])
+    vocab, tokenizer = Vocab.from_record(saved["vocab"]), _tokenizer(saved["tokenizer"])
+    splits = load_splits(saved["task"], saved["data"], training_config.seed,
+                         saved["skip_bad_lines"])
+    trainer = _trainer(out, model_config, training_config, splits, vocab, tokenizer,
+                       communicator)
+    state = _last_checkpoint(folder, model_config, vocab, trainer.model.device, communicator)
+    if saved["finished"]:
+        if chief:
+            print(f"{folder.path} has finished its {state['step']} steps; nothing to do "
+                  "(give --steps with a larger number to train longer)")
+        return folder.read_json("metrics.json") if chief else {}
+    resumed_from = trainer.resume(state)
+    if chief:
+        folder.truncate_metrics(resumed_from)
+        print(f"resuming {folder.path} from step {resumed_from} of {training_config.steps}")
+    return _train_and_report(trainer, folder, splits, saved["task"], showcase)
+
+
+def _setup(out, device, communicator):
+    """(the communicator, one process by default; the RunFolder of `out`), with `device` as
+    the default device."""
     if device is not None:
         mg.set_default_device(device)
-    if resume:
-        saved = communicator.broadcast_object(
-            _saved_run(folder, task, data, model_options, training_options, subword)
-            if chief else None, what="the broadcast of the run's configuration")
-        task, data, skip_bad_lines = saved["task"], saved["data"], saved["skip_bad_lines"]
-        model_config = TransformerConfig.from_dict(saved["model"])
-        training_config = TrainingConfig.from_dict(saved["training"])
-        vocab, tokenizer = Vocab.from_record(saved["vocab"]), _tokenizer(saved["tokenizer"])
-    else:
-        if chief:
-            folder.check_new_run(overwrite)
-        task = task or MAIN_JOB.task
-        training_config = TrainingConfig(**(training_options or {}))
-    splits = load_splits(task, data, training_config.seed, skip_bad_lines)
-    if not resume:
-        tokenizer = build_tokenizer(splits, subword)
-        vocab = build_vocab(splits, tokenizer)
-        model_config = build_model_config(vocab, splits, model_options, tokenizer)
+    return communicator if communicator is not None else SingleProcess(), RunFolder(out)
 
+
+def _trainer(out, model_config, training_config, splits, vocab, tokenizer, communicator):
+    """The run's Trainer: its model drawn from the run's seed, its batches of the train
+    split."""
     mg.manual_seed(training_config.seed)
     model = Transformer(model_config)
     batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
                             training_config.batch_size, seed=training_config.seed,
                             target_dropout=training_config.target_dropout)
-    trainer = Trainer(model, batches, splits["valid"], vocab, training_config, out=out,
-                      tokenizer=tokenizer, communicator=communicator)
-    if resume:
-        state = _last_checkpoint(folder, model_config, vocab, model.device, communicator)
-        if saved["finished"]:
-            if chief:
-                print(f"{folder.path} has finished its {state['step']} steps; nothing to do "
-                      "(give --steps with a larger number to train longer)")
-            return folder.read_json("metrics.json") if chief else {}
-        resumed_from = trainer.resume(state)
-        if chief:
-            folder.truncate_metrics(resumed_from)
-            print(f"resuming {folder.path} from step {resumed_from} of "
-                  f"{training_config.steps}")
-    elif chief:
-        def write_first_state(staging):
-            data_file = None if data is None else str(Path(data).resolve())
-            described = tokenizer.describe()
-            if subword is not None:
-                described["size"] = subword
-            staging.write_json("config.json", {"task": {"name": task, "data": data_file,
-                                                        "skip_bad_lines": skip_bad_lines},
-                                               "tokenizer": described,
-                                               "model": model_config.to_dict(),
-                                               "training": asdict(training_config)})
-            vocab.save(staging.file("vocab.json"))
-            staging.write_tokenizer(tokenizer)
-            staging.file("metrics.jsonl").touch()
-            mg.save(trainer.state_dict(), staging.checkpoint("last"))
+    return Trainer(model, batches, splits["valid"], vocab, training_config, out=out,
+                   tokenizer=tokenizer, communicator=communicator)
 
-        folder.create(write_first_state, overwrite)
+
+def _write_first_state(staging, config, trainer):
+    """A new run's first files, into its staging folder: config.json, vocab.json, the
+    tokenizer's models, an empty metrics.jsonl and the step-0 last.npz."""
+    staging.write_json("config.json", config)
+    trainer.vocab.save(staging.file("vocab.json"))
+    staging.write_tokenizer(trainer.tokenizer)
+    staging.file("metrics.jsonl").touch()
+    mg.save(trainer.state_dict(), staging.checkpoint("last"))
+
+
+def _train_and_report(trainer, folder, splits, task, showcase):
+    """Train, then (rank 0) evaluate best.npz on the held-out splits: the final metrics, None
+    when interrupted, {} on the other ranks."""
     if not trainer.train():
         return None
-    if not chief:
+    if not trainer.chief:
         return {}
     best = "" if trainer.best_step is None else \
         f"; best checkpoint: step {trainer.best_step} (validation exact match " \

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from transformer import MultiHeadAttention, illustrated, pipeline
+from transformer import MultiHeadAttention, builders, illustrated
 from transformer.data import Example
 from transformer.data.parse import parse
 from transformer.data.syntax import spanish
@@ -41,7 +41,7 @@ def fresh(tmp_path_factory):
     """The no-checkpoint path (vocabulary built as the pipeline builds it, a seeded tiny model)
     and its page."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pipeline, "load_task", article_task)
+        patch.setattr(builders, "load_task", article_task)
         subject = illustrated.load_subject(None, out=tmp_path_factory.mktemp("fresh"),
                                            model_options=TINY, seed=3, dpi=30)
     path, sections = illustrated.write_walkthrough(subject)

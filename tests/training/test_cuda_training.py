@@ -9,10 +9,10 @@ import pytest
 
 import minigrad as mg
 from transformer import Transformer, greedy_decode
+from transformer.builders import build_model_config, build_vocab
 from transformer.data import load_task
 from transformer.data.batching import BatchIterator, encode_pairs
 from transformer.decoding import beam_search
-from transformer.pipeline import build_model_config, build_vocab
 from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
 
 pytestmark = pytest.mark.gpu  # the cuda suite (`pytest -m gpu`): real CuPy on a GPU

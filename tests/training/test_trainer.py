@@ -19,12 +19,13 @@ import minigrad as mg
 from minigrad.errors import CheckpointError, ConfigError
 from minigrad.nn import functional as F
 from minigrad.optim import SGD, Adam, LambdaLR, NoamSchedule
-from transformer import Transformer, TransformerConfig, Translator, pipeline
+from transformer import Transformer, TransformerConfig, Translator, builders, pipeline
+from transformer.builders import build_model_config, build_vocab
 from transformer.data import load_task
 from transformer.data.batching import Batch, BatchIterator, encode_pairs
 from transformer.data.grammar import HELD_OUT_FEATURE_PAIRS, toy_en_es
 from transformer.evaluation import evaluate
-from transformer.pipeline import build_model_config, build_vocab, train_translation
+from transformer.pipeline import train_translation
 from transformer.run_folder import RunFolder
 from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
 
@@ -467,7 +468,7 @@ def small_toy_en_es(name, data=None, seed=0, skip_bad_lines=False):
 
 
 def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
-    monkeypatch.setattr(pipeline, "load_task", small_toy_en_es)
+    monkeypatch.setattr(builders, "load_task", small_toy_en_es)
     out = tmp_path / "run"
     training = tiny_training(steps=6, eval_every=3, checkpoint_every=3, log_every=2)
     metrics = train_translation("toy-en-es", out, TINY_MODEL, training, showcase=())

@@ -33,12 +33,12 @@ import numpy as np
 import minigrad as mg
 from minigrad.optim import LambdaLR
 
+from ..builders import build_vocab
 from ..config import TransformerConfig
 from ..data import Vocab, load_task
 from ..data.batching import BatchIterator, encode_pairs, make_batch
 from ..evaluation import evaluate
 from ..model import Transformer
-from ..pipeline import build_vocab
 from ..training import NonFiniteLossError, Trainer, TrainingConfig, paper_optimizer
 from .jacobian import isometry_defects
 from .noise import gradient_statistics, probe_loss

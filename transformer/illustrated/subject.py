@@ -8,9 +8,9 @@ import numpy as np
 
 import minigrad as mg
 
+from ..builders import fresh_setup
 from ..data.tokenizer import tokenize
 from ..model import Transformer
-from ..pipeline import fresh_setup
 from ..run_folder import RunFolder
 
 
