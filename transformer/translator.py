@@ -228,12 +228,13 @@ class Translator:
             if attention:
                 translation.attention = cross
             if align_layer:
-                words = tokens[:-1] if ids and ids[-1] == self.vocab.eos_id else tokens
-                source = self.tokenizer.word_index(source_tokens)
+                layer = cross[align_layer - 1]
+                target = tokens[:-1] if ids and ids[-1] == self.vocab.eos_id else tokens
                 translation.token_alignment = hard_alignment(
-                    cross[align_layer - 1], list(range(len(source_tokens))), range(len(words)))
+                    layer, range(len(source_tokens)), range(len(target)))
                 translation.alignment = hard_alignment(
-                    cross[align_layer - 1], source, self.tokenizer.word_index(words))
+                    layer, self.tokenizer.word_index(source_tokens),
+                    self.tokenizer.word_index(target))
         return translation
 
     def _results(self, sentences, owners, translations, single):
