@@ -100,7 +100,7 @@ def milliseconds(call, synchronize, repeats, warmup):
     return times, result
 
 
-def main():
+def main(argv=None):
     parser = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--framework", choices=sorted(FRAMEWORKS), default="minigrad")
     parser.add_argument("--config", choices=list(CONFIGS), default="tiny")
@@ -115,7 +115,7 @@ def main():
     parser.add_argument("--n-best", type=cli.positive_int, default=None,
                         help="with --beam, return the N best hypotheses (N <= --beam)")
     parser.add_argument("--json", action="store_true", help="one JSON record per line")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.repeats < 1 or args.warmup < 1:
         parser.error("--repeats and --warmup must be >= 1")
     if args.beam > 1 and args.framework != "minigrad":
