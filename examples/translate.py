@@ -80,6 +80,9 @@ def pair_with_targets(sentences, path, input_lines):
 def check_flags(args, parser):
     if args.attention and not args.json:
         parser.error("--attention prints the weights in the JSON form only; add --json")
+    if args.align_layer is not None and not args.align:
+        parser.error(f"--align-layer {args.align_layer} chooses the layer --align reads; add "
+                     "--align")
     if args.score_target is not None:
         if args.n_best is not None or args.beam != 1:
             parser.error("--score-target scores the translations it is given: --beam and "

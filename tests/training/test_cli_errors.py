@@ -170,6 +170,7 @@ TRANSLATE_USAGE_ERRORS = [
     (["--n-best", "2", "the ball is blue"],
      ["--n-best 2", "greedy decoding (--beam 1) gives one translation"]),
     (["--attention", "the ball is blue"], ["--attention", "add --json"]),
+    (["--align-layer", "1", "the ball is blue"], ["--align-layer 1", "add --align"]),
     (["--align", "--align-layer", "2", "the ball is blue"],
      ["--align-layer 2", "this model has 1 decoder layers"]),
     (["--score-target", "nowhere.txt", "the ball is blue"],
