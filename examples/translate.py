@@ -135,13 +135,13 @@ def main():
     parser.add_argument("--beam", type=cli.positive_int, default=1,
                         help="beam size (1 = greedy)")
     parser.add_argument("--device", type=cli.device, default=None, help="cpu | cuda | cuda:N")
-    parser.add_argument("--n-best", type=cli.positive_int, default=None,
+    parser.add_argument("--n-best", type=cli.positive_int, default=None, metavar="K",
                         help="print the K best translations of each sentence (K <= --beam)")
     parser.add_argument("--scores", action="store_true",
                         help="print each translation's score and log-probabilities")
     parser.add_argument("--align", action="store_true",
                         help="print each translation's word alignment (Pharaoh i-j)")
-    parser.add_argument("--align-layer", type=cli.positive_int, default=None,
+    parser.add_argument("--align-layer", type=cli.positive_int, default=None, metavar="N",
                         help="the decoder layer whose attention aligns (default the last)")
     parser.add_argument("--json", action="store_true", help="one JSON object per sentence")
     parser.add_argument("--attention", action="store_true",
