@@ -14,24 +14,26 @@ import minigrad as mg
 from transformer import cli
 from transformer.data import DATA_TASKS, TASKS
 from transformer.data.batching import BatchIterator, encode_pairs
+from transformer.main_job import MAIN_JOB
 from transformer.model import Transformer
 from transformer.pipeline import build_model_config, build_tokenizer, build_vocab, load_splits
-from transformer.training import Trainer, TrainingConfig
+from transformer.training import Trainer
 
 
-def step_times(task, subword, steps, warmup, batch_size=64, data=None, ema_decay=0.0):
-    """(vocabulary size, seconds of each timed step) of the task's first batches; with
-    `ema_decay` the step updates the weights' moving average too, as the main job's does."""
+def step_times(task, subword, steps, warmup, data=None, **training):
+    """(vocabulary size, seconds of each timed step) of the task's first batches, trained as
+    the main job trains (its model, and its TrainingConfig with the `training` changes:
+    `ema_decay` 0 leaves out the moving average's update, `batch_size` ...)."""
     splits = load_splits(task, data)
     tokenizer = build_tokenizer(splits, subword)
     vocab = build_vocab(splits, tokenizer)
-    mg.manual_seed(0)
+    config = MAIN_JOB.training_config(steps=warmup + steps, progress=False, **training)
+    mg.manual_seed(config.seed)
     model = Transformer(build_model_config(vocab, splits, None, tokenizer))
-    batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab, batch_size,
-                            seed=0)
-    trainer = Trainer(model, batches, splits["valid"], vocab,
-                      TrainingConfig(steps=warmup + steps, progress=False, ema_decay=ema_decay),
-                      tokenizer=tokenizer)
+    batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
+                            config.batch_size, seed=config.seed,
+                            target_dropout=config.target_dropout)
+    trainer = Trainer(model, batches, splits["valid"], vocab, config, tokenizer=tokenizer)
     times = []
     for step in range(warmup + steps):
         started = time.perf_counter()
@@ -48,9 +50,9 @@ def main(argv=None):
     parser.add_argument("--subword", type=cli.positive_int, metavar="PIECES")
     parser.add_argument("--steps", type=cli.positive_int, default=10, help="timed steps")
     parser.add_argument("--warmup", type=cli.non_negative_int, default=3)
-    parser.add_argument("--ema-decay", type=cli.probability, default=0.999,
+    parser.add_argument("--ema-decay", type=cli.probability, default=MAIN_JOB.training.ema_decay,
                         help="the weights' moving average, as the main job keeps it (default "
-                             "0.999; 0: none)")
+                             f"{MAIN_JOB.training.ema_decay}; 0: none)")
     parser.add_argument("--json", action="store_true", help="print one JSON record, last")
     args = parser.parse_args(argv)
     vocab_size, times = step_times(args.task, args.subword, args.steps, args.warmup,

@@ -7,16 +7,18 @@
 A folder that already holds a run is never overwritten by accident: continue it with
 --resume, replace it with --overwrite, or choose another --out. Ctrl-C stops after the current
 step, saves last.npz and exits with status 130 (the shell's convention for an interrupted
-command); --resume then continues exactly where it stopped. With --resume only --steps,
---time-limit, --eval-every, --sync-every, --accumulate and --no-progress may change (and the
-number of processes: see docs/distributed.md).
+command); --resume then continues exactly where it stopped, and only the flags named in its
+help may change (and the number of processes: see docs/distributed.md).
 
     mpiexec -n 2 python -m mpi4py examples/train_translation.py --distributed
 """
 
+from dataclasses import asdict
+
 from transformer import cli
 from transformer.data import DATA_TASKS, TASKS
-from transformer.pipeline import MAIN_JOB_MODEL, ResumeConflict, train_translation
+from transformer.main_job import MAIN_JOB
+from transformer.pipeline import RESUMABLE_OPTIONS, ResumeConflict, train_translation
 
 # The flag of each option of the library, for messages about them.
 FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": "--heads",
@@ -25,11 +27,13 @@ FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": 
          "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
          "target_dropout": "--target-dropout", "ema_decay": "--ema-decay",
          "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed",
-         "accumulate": "--accumulate", "sync_every": "--sync-every", "subword": "--subword"}
+         "accumulate": "--accumulate", "sync_every": "--sync-every", "subword": "--subword",
+         "progress": "--no-progress"}
 
-# Defaults of the training flags (those of a new run; a resumed run keeps its own).
-TRAINING_DEFAULTS = {"steps": 8000, "batch_size": 64, "warmup_steps": 400, "lr_factor": 0.5,
-                     "target_dropout": 0.15, "ema_decay": 0.999, "eval_every": 500, "seed": 0}
+# The flags a resumed run may change: "--steps, ... and --no-progress".
+RESUMABLE_FLAGS = list(dict.fromkeys(FLAGS[name] for name in RESUMABLE_OPTIONS if name in FLAGS))
+RESUMABLE = f"{', '.join(RESUMABLE_FLAGS[:-1])} and {RESUMABLE_FLAGS[-1]}"
+MODEL, TRAINING = MAIN_JOB.model, MAIN_JOB.training  # the defaults of a new run
 
 
 def given(**options):
@@ -39,7 +43,7 @@ def given(**options):
 
 def parse_arguments(argv=None):
     parser = cli.ArgumentParser(description=__doc__)
-    parser.add_argument("--task", choices=TASKS, help="default toy-en-es")
+    parser.add_argument("--task", choices=TASKS, help=f"default {MAIN_JOB.task}")
     parser.add_argument("--data", help="a TSV file of 'source<TAB>target' lines (--task pairs; "
                                        "or the dictionary of de-en, the SWORD modules' folder "
                                        "of en-es-bible)")
@@ -48,7 +52,8 @@ def parse_arguments(argv=None):
                              "refusing the file")
     parser.add_argument("--out", help="run folder (default: runs/TASK)")
     run = parser.add_mutually_exclusive_group()
-    run.add_argument("--resume", action="store_true", help="continue the run in --out")
+    run.add_argument("--resume", action="store_true",
+                     help=f"continue the run in --out; only {RESUMABLE} may change")
     run.add_argument("--overwrite", action="store_true",
                      help="replace the run in --out (once every flag has been checked)")
     parser.add_argument("--device", type=cli.device, default="cpu", help="cpu | cuda | cuda:N")
@@ -56,37 +61,46 @@ def parse_arguments(argv=None):
                         help="subword vocabulary: a SentencePiece model of at most PIECES "
                              "pieces per language, trained on the train split (default: "
                              "word-level)")
-    model = parser.add_argument_group("model (defaults: transformer.pipeline.MAIN_JOB_MODEL)")
-    model.add_argument("--d-model", type=cli.positive_int)
-    model.add_argument("--heads", type=cli.positive_int)
-    model.add_argument("--layers", type=cli.positive_int, help="encoder and decoder layers each")
-    model.add_argument("--d-ff", type=cli.positive_int)
-    model.add_argument("--dropout", type=cli.probability)
+    model = parser.add_argument_group("model")
+    model.add_argument("--d-model", type=cli.positive_int, help=f"default {MODEL['d_model']}")
+    model.add_argument("--heads", type=cli.positive_int, help=f"default {MODEL['n_heads']}")
+    model.add_argument("--layers", type=cli.positive_int,
+                       help=f"encoder and decoder layers each (default "
+                            f"{MODEL['n_encoder_layers']})")
+    model.add_argument("--d-ff", type=cli.positive_int, help=f"default {MODEL['d_ff']}")
+    model.add_argument("--dropout", type=cli.probability, help=f"default {MODEL['dropout']}")
     model.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
+    peak = f"{MAIN_JOB.peak_lr():.1e}".replace("e-0", "e-")
     training = parser.add_argument_group("training")
     training.add_argument("--steps", type=cli.positive_int,
-                          help="training steps (default 8000; with --resume: extend the run)")
-    training.add_argument("--batch-size", type=cli.positive_int, help="default 64")
-    training.add_argument("--warmup", type=cli.positive_int, help="warmup steps (default 400)")
+                          help=f"training steps (default {TRAINING.steps}; with --resume: "
+                               "extend the run)")
+    training.add_argument("--batch-size", type=cli.positive_int,
+                          help=f"default {TRAINING.batch_size}")
+    training.add_argument("--warmup", type=cli.positive_int,
+                          help=f"warmup steps (default {TRAINING.warmup_steps})")
     training.add_argument("--lr-factor", type=cli.positive_float,
-                          help="scales the Noam schedule (default 0.5: with d_model 64 and "
-                               "400 warmup steps the rate peaks at 3.1e-3)")
+                          help=f"scales the Noam schedule (default {TRAINING.lr_factor}: with "
+                               f"d_model {MODEL['d_model']} and {TRAINING.warmup_steps} warmup "
+                               f"steps the rate peaks at {peak})")
     training.add_argument("--target-dropout", type=cli.probability, metavar="P",
                           help="target-side word dropout: replace this share of the decoder's "
                                "input tokens by <unk> in training, so that it reads the source "
-                               "rather than its own prefix (default 0.15; 0: off)")
+                               f"rather than its own prefix (default {TRAINING.target_dropout}; "
+                               "0: off)")
     training.add_argument("--ema-decay", type=cli.probability, metavar="DECAY",
                           help="validate, keep best.npz by and translate with a moving average "
-                               "of the weights, each step's weight 1 - DECAY (default 0.999; "
-                               "0: the weights as trained)")
+                               "of the weights, each step's weight 1 - DECAY (default "
+                               f"{TRAINING.ema_decay}; 0: the weights as trained)")
     training.add_argument("--eval-every", type=cli.positive_int,
-                          help="validate and checkpoint every N steps (default 500)")
+                          help=f"validate and checkpoint every N steps (default "
+                               f"{TRAINING.eval_every})")
     training.add_argument("--sync-every", type=cli.positive_int,
                           help="read the loss from the device every N steps (default: the "
                                "logging interval); between reads a GPU step never waits")
     training.add_argument("--time-limit", type=cli.positive_float,
                           help="stop training after this many seconds (default: no limit)")
-    training.add_argument("--seed", type=cli.non_negative_int, help="default 0")
+    training.add_argument("--seed", type=cli.non_negative_int, help=f"default {TRAINING.seed}")
     training.add_argument("--accumulate", type=cli.positive_int,
                           help="micro-batches per step and rank (gradient accumulation; "
                                "default 1): the global batch is --batch-size all the same")
@@ -101,8 +115,8 @@ def parse_arguments(argv=None):
                      "lines (add --task pairs --data FILE)")
     if args.task == "pairs" and args.data is None and not args.resume:
         parser.error("--task pairs needs --data FILE, a TSV file of 'source<TAB>target' lines")
-    d_model = args.d_model or MAIN_JOB_MODEL["d_model"]
-    heads = args.heads or MAIN_JOB_MODEL["n_heads"]
+    d_model = args.d_model or MODEL["d_model"]
+    heads = args.heads or MODEL["n_heads"]
     if not args.resume and d_model % 2:
         parser.error(f"--d-model {d_model}: must be even (the sinusoidal positions pair a sine "
                      "with a cosine)")
@@ -125,11 +139,10 @@ def main(argv=None):
                      progress=False if args.no_progress else None)
     communicator = cli.communicator(args)
     if not args.resume:
-        training = {**TRAINING_DEFAULTS, "checkpoint_every": TRAINING_DEFAULTS["eval_every"],
-                    **training}
+        training = asdict(MAIN_JOB.training_config(**training))
     try:
         metrics = train_translation(
-            args.task, args.out or f"runs/{args.task or 'toy-en-es'}", data=args.data,
+            args.task, args.out or f"runs/{args.task or MAIN_JOB.task}", data=args.data,
             resume=args.resume, overwrite=args.overwrite, device=args.device,
             subword=args.subword, skip_bad_lines=args.skip_bad_lines,
             model_options=given(d_model=args.d_model, n_heads=args.heads,
@@ -142,9 +155,8 @@ def main(argv=None):
                               f" (the run has {saved})"
                               for name, given_value, saved in conflict.conflicts)
         raise cli.UsageError(f"--resume keeps the run's own options, but these differ: "
-                             f"{'; '.join(flags)}; only --steps, --time-limit, --eval-every, "
-                             "--sync-every, --accumulate and --no-progress may change (or "
-                             "start a new run with --overwrite or another --out)") from None
+                             f"{'; '.join(flags)}; only {RESUMABLE} may change (or start a "
+                             "new run with --overwrite or another --out)") from None
     if metrics is None:  # interrupted by Ctrl-C: last.npz is saved
         return 130
     return 0

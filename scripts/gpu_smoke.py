@@ -110,9 +110,8 @@ def trainer_steps(device):
     trainer = Trainer(model.to(device), batches, splits["valid"], vocab, config)
     losses = []
     for _ in range(3):
-        record = trainer.train_step(trainer.data.next_batch())
-        trainer.read(record)
-        losses.append(record["loss"])
+        trainer.train_step(trainer.data.next_batch())
+        losses.append(trainer.read()["loss"])
     return [mg.tensor(losses)] + [p.cpu() for p in list(trainer.model.parameters())[:3]]
 
 

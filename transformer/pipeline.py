@@ -15,14 +15,15 @@ from .config import TransformerConfig
 from .data import WORDS, Vocab, load_task
 from .data.batching import BatchIterator, encode_pairs
 from .evaluation import evaluate
+from .main_job import MAIN_JOB
 from .model import Transformer
 from .run_folder import RunFolder
 from .training import Trainer, TrainingConfig
 
 # What a resumed run may change: how long it goes on and how it reports (nothing that would
 # make it differ from an uninterrupted run of the same length).
-RESUMABLE_OPTIONS = ("steps", "time_limit_s", "progress", "eval_every", "log_every",
-                     "checkpoint_every", "sync_every", "accumulate")
+RESUMABLE_OPTIONS = ("steps", "time_limit_s", "eval_every", "checkpoint_every", "sync_every",
+                     "accumulate", "progress", "log_every")
 
 
 class ResumeConflict(ConfigError):
@@ -41,11 +42,6 @@ class ResumeConflict(ConfigError):
 # Sentences of the source articles, shown after training (they are in the toy grammar).
 SHOWCASE = ["the ball is blue", "the black cat drank the milk",
             "the animal didn't cross the street because it was too tired"]
-
-
-# The main job's model (the defaults of examples/train_translation.py): CPU-sized.
-MAIN_JOB_MODEL = {"d_model": 64, "n_heads": 4, "n_encoder_layers": 2, "n_decoder_layers": 2,
-                  "d_ff": 256, "dropout": 0.1}
 
 
 def build_tokenizer(splits, subword=None):
@@ -85,18 +81,18 @@ def unknown_rate(examples, vocab, tokenizer=WORDS):
 
 def build_model_config(vocab, splits, model_options=None, tokenizer=WORDS):
     """The TransformerConfig of a run on `splits`: one joint vocabulary with shared embeddings,
-    max_len fitting the longest pair, the main job's sizes (MAIN_JOB_MODEL), then
+    max_len fitting the longest pair, the main job's sizes (MAIN_JOB.model), then
     `model_options` (TransformerConfig fields) on top."""
     longest = max(len(tokenizer.source(e.src)) + len(tokenizer.target(e.tgt))
                   for s in splits.values() for e in s)
     return TransformerConfig(len(vocab), len(vocab), **{
-        "share_embeddings": True, "max_len": max(64, 2 * longest + 16), **MAIN_JOB_MODEL,
+        "share_embeddings": True, "max_len": max(64, 2 * longest + 16), **MAIN_JOB.model,
         **(model_options or {})})
 
 
-def fresh_setup(task="toy-en-es", model_options=None, seed=0, data=None):
+def fresh_setup(task=MAIN_JOB.task, model_options=None, seed=0, data=None):
     """(vocab, model config) of a new word-level run of `task`, as train_translation builds
-    them (model options default to the main job's, MAIN_JOB_MODEL); no model, no folder."""
+    them (model options default to the main job's, MAIN_JOB.model); no model, no folder."""
     splits = load_splits(task, data, seed)
     vocab = build_vocab(splits)
     return vocab, build_model_config(vocab, splits, model_options)
@@ -124,7 +120,7 @@ def load_splits(task, data=None, seed=0, skip_bad_lines=False):
 def train_translation(task, out, model_options=None, training_options=None, data=None,
                       resume=False, overwrite=False, device=None, showcase=SHOWCASE,
                       subword=None, skip_bad_lines=False, communicator=None):
-    """Train on `task` (None: toy-en-es, or with `resume` the run's own) into run folder
+    """Train on `task` (None: the main job's, or with `resume` the run's own) into run folder
     `out`, then evaluate the best checkpoint on every held-out split. Returns the final
     metrics (also metrics.json), or None when training was interrupted. `subword` (pieces
     per language) trains SentencePiece models on the train split instead of the word-level
@@ -157,7 +153,7 @@ def train_translation(task, out, model_options=None, training_options=None, data
     else:
         if chief:
             folder.check_new_run(overwrite)
-        task = task or "toy-en-es"
+        task = task or MAIN_JOB.task
         training_config = TrainingConfig(**(training_options or {}))
     splits = load_splits(task, data, training_config.seed, skip_bad_lines)
     if not resume:

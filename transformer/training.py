@@ -2,7 +2,10 @@
 checkpoints that survive crashes and Ctrl-C, and exact resumption.
 
 One step, top to bottom: batch -> model.forward -> loss -> backward -> clip ->
-optimizer.step -> scheduler.step -> (the weights' moving average) -> log."""
+optimizer.step -> scheduler.step -> (the weights' moving average) -> log.
+
+The optimizer, the schedule and the loss are the Trainer's arguments; by default the paper's
+(§5.3-5.4): `paper_optimizer`, `paper_schedule`, `smoothed_cross_entropy`."""
 
 import dataclasses
 import math
@@ -10,6 +13,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
@@ -19,7 +23,14 @@ import minigrad as mg
 from minigrad.distributed import GradientReducer, SingleProcess
 from minigrad.errors import CheckpointError, ConfigError
 from minigrad.nn import functional as F
-from minigrad.optim import Adam, ExponentialMovingAverage, NoamSchedule, clip_grad_norm_
+from minigrad.optim import (
+    Adam,
+    ExponentialMovingAverage,
+    LRScheduler,
+    NoamSchedule,
+    Optimizer,
+    clip_grad_norm_,
+)
 
 from .data.batching import Batch
 from .data.tokenizer import WORDS
@@ -29,9 +40,10 @@ from .run_folder import RunFolder
 
 @dataclass
 class TrainingConfig:
-    """Adam(0.9, 0.98, 1e-9) with the Noam schedule, label smoothing 0.1 (paper §5.3-5.4).
-    With `ema_decay` > 0 the run validates, keeps best.npz by, and translates with an
-    exponential moving average of the weights (minigrad.optim.ExponentialMovingAverage)."""
+    """The settings of a training run. The default optimizer, schedule and loss read
+    `warmup_steps`, `lr_factor` and `label_smoothing` (the paper's recipe, §5.3-5.4). With
+    `ema_decay` > 0 the run validates, keeps best.npz by, and translates with an exponential
+    moving average of the weights (minigrad.optim.ExponentialMovingAverage)."""
 
     steps: int = 5000
     batch_size: int = 64
@@ -92,14 +104,42 @@ def _is_real(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+# A loss: (logits (B, T, V), targets (B, T) token ids, reduction "mean" or "sum") -> a 0-d
+# tensor, padding ignored: the mean over the batch's target tokens, or their sum.
+Loss = Callable[[mg.Tensor, mg.Tensor, str], mg.Tensor]
+
+
+def paper_optimizer(model, config: TrainingConfig) -> Optimizer:
+    """Adam with beta = (0.9, 0.98), eps = 1e-9 (paper §5.3) over the model's parameters, at
+    lr 1: the schedule sets the rate."""
+    return Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+
+
+def paper_schedule(optimizer: Optimizer, model, config: TrainingConfig) -> LRScheduler:
+    """The Noam schedule (paper §5.3) of the model's d_model, `config.warmup_steps` and
+    `config.lr_factor`."""
+    return NoamSchedule(optimizer, model.config.d_model, config.warmup_steps,
+                        factor=config.lr_factor)
+
+
+def smoothed_cross_entropy(model, config: TrainingConfig) -> Loss:
+    """Cross-entropy with label smoothing `config.label_smoothing` (paper §5.4), ignoring the
+    model's padding id."""
+    def loss(logits, targets, reduction):
+        return F.cross_entropy(logits, targets, ignore_index=model.config.pad_id,
+                               label_smoothing=config.label_smoothing, reduction=reduction)
+    return loss
+
+
 class Callback:
     """Hooks into the loop; subclass and override what you need.
 
     `batch` is the step's batch (its last micro-batch when a step has several).
-    `on_step_end`'s record holds the step's loss and gradient norm as numbers at read steps
-    (`Trainer.reads_at`), at other steps as 0-d tensors on the device (reading one makes the
-    host wait for the GPU); on several ranks its loss is this rank's share. Validation runs
-    on rank 0 only."""
+    `on_step_end`'s record holds `loss` and `grad_norm` as 0-d tensors on the model's device
+    at every step: `.item()` reads one (at a step where `trainer.reads_at(step)` is false that
+    makes the host wait for the GPU); on several ranks its loss is this rank's share. The
+    other entries (`lr`, `step`, `epoch`, `time_s`, `tokens_per_s`) are numbers. Validation
+    runs on rank 0 only, and its record holds numbers."""
 
     def on_backward_end(self, trainer, step, batch):
         pass
@@ -124,10 +164,16 @@ class Trainer:
     it takes its shards of each global batch, the gradients are summed over the ranks, and at
     each read step (`reads_at`) one small collective agrees on the loss and on stopping
     (Ctrl-C on any rank, the time limit), so that every rank stops after the same step. Rank 0
-    alone logs, validates, shows progress and writes the run folder (docs/distributed.md)."""
+    alone logs, validates, shows progress and writes the run folder (docs/distributed.md).
+
+    `optimizer` (over the model's parameters), `scheduler` (of that optimizer) and `loss` (a
+    `Loss`) default to the paper's: `paper_optimizer`, `paper_schedule` and
+    `smoothed_cross_entropy` of the model and `config`. A checkpoint keeps the optimizer's and
+    the schedule's state, and is resumed only by an optimizer of the same class."""
 
     def __init__(self, model, data, valid, vocab, config, out=None, callbacks=(),
-                 tokenizer=WORDS, communicator=None):
+                 tokenizer=WORDS, communicator=None, optimizer: Optimizer | None = None,
+                 scheduler: LRScheduler | None = None, loss: Loss | None = None):
         self.model, self.data, self.valid, self.vocab = model, data, valid, vocab
         self.tokenizer = tokenizer
         self.config = config
@@ -144,9 +190,14 @@ class Trainer:
             mg.manual_seed(rank_seed(config.seed, self.communicator.rank, 0))  # of one process
         self.callbacks = list(callbacks)
         self.parameters = list(model.parameters())
-        self.optimizer = Adam(self.parameters, lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-        self.scheduler = NoamSchedule(self.optimizer, model.config.d_model,
-                                      config.warmup_steps, factor=config.lr_factor)
+        self.optimizer = optimizer if optimizer is not None else paper_optimizer(model, config)
+        if scheduler is not None and scheduler.optimizer is not self.optimizer:
+            raise ConfigError(f"Trainer: the {type(scheduler).__name__} schedules another "
+                              "optimizer than the Trainer's; pass the optimizer it was built "
+                              "on as optimizer=")
+        self.scheduler = scheduler if scheduler is not None else \
+            paper_schedule(self.optimizer, model, config)
+        self.loss = loss if loss is not None else smoothed_cross_entropy(model, config)
         self.average = ExponentialMovingAverage(model.named_parameters(), config.ema_decay) \
             if config.ema_decay else None  # what validation and best.npz use, if any
         self.step = 0
@@ -177,9 +228,8 @@ class Trainer:
         with self.reducer.no_sync():
             for micro in batches:
                 logits = self.model(micro.src, micro.tgt_in, micro.src_mask, micro.tgt_mask)
-                loss = F.cross_entropy(logits, micro.tgt_out, ignore_index=self.vocab.pad_id,
-                                       label_smoothing=self.config.label_smoothing,
-                                       reduction="mean" if global_tokens is None else "sum")
+                loss = self.loss(logits, micro.tgt_out,
+                                 "mean" if global_tokens is None else "sum")
                 if global_tokens is not None:
                     loss = loss / global_tokens
                 loss.backward()
@@ -208,22 +258,23 @@ class Trainer:
                                                    config.checkpoint_every)) \
             or step >= config.steps
 
-    def read(self, record):
+    def read(self):
         """Read the losses and gradient norms of the steps since the last read, in one
         transfer; raise NonFiniteLossError for the first non-finite one (its update, and
         those of the steps after it that were not finite, were skipped on the device).
-        Fills `record` (the latest step's) with numbers."""
+        Returns the latest step's {"loss": ..., "grad_norm": ...} as numbers (empty when
+        every step was read already)."""
         self.communicator.synchronize("the steps since the last read")  # NCCL: a deadline
         unread, self._unread = self._unread, []
         if not unread:
-            return
+            return {}
         values = mg.stack([value.astype("float64") for _, loss, norm in unread
                            for value in (loss, norm)]).numpy()
         for (step, _, _), (loss, norm) in zip(unread, values.reshape(-1, 2)):
             for name, value in (("loss", loss), ("gradient norm", norm)):
                 if not math.isfinite(value):
                     self._stop_not_finite(step, name, float(value))
-        record["loss"], record["grad_norm"] = (float(value) for value in values[-2:])
+        return {"loss": float(values[-2]), "grad_norm": float(values[-1])}
 
     def _agree(self, record, read):
         """Whether to stop, and (at read steps) the global loss. One process decides alone
@@ -290,8 +341,7 @@ class Trainer:
         self.step += 1
         one_process = self.communicator.world_size == 1
         read = self.reads_at(self.step) or (one_process and self._out_of_time())
-        if read:
-            self.read(record)
+        numbers = self.read() if read else {}
         elapsed = time.perf_counter() - started
         self.train_seconds += elapsed
         tokens = batches.n_tokens if global_tokens is None else global_tokens
@@ -299,6 +349,7 @@ class Trainer:
                       time_s=round(self.train_seconds, 3), tokens_per_s=tokens / elapsed)
         for callback in self.callbacks:
             callback.on_step_end(self, self.step, record)  # the loss of this rank's shards
+        record = {**record, **numbers}  # what is logged: numbers at read steps
         self._agree(record, read)  # from here on, the loss of the global batch
         if self.step % self.config.log_every == 0:
             self._log(record)
@@ -408,6 +459,7 @@ class Trainer:
     # ----- checkpoints ------------------------------------------------------------------------
     def state_dict(self):
         return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "optimizer_class": type(self.optimizer).__name__,
                 "scheduler": self.scheduler.state_dict(), "rng": mg.get_rng_state(),
                 "data": self.data.state_dict(), "step": self.step,
                 "best": None if self.best is None else list(self.best),
@@ -417,6 +469,13 @@ class Trainer:
                 **({} if self.average is None else {"average": self.average.state_dict()})}
 
     def load_state_dict(self, state):
+        """Continue from `state_dict()`; CheckpointError, with nothing changed, when it was
+        trained with another optimizer class."""
+        saved, own = state.get("optimizer_class"), type(self.optimizer).__name__
+        if saved is not None and saved != own:
+            raise CheckpointError(f"the checkpoint was trained with the {saved} optimizer, this "
+                                  f"Trainer has {own}: resume with {saved} (optimizer=), or "
+                                  "start a new run")
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from transformer.main_job import MAIN_JOB
+
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
@@ -115,11 +117,11 @@ def test_task_step_times_a_tasks_own_batches(capsys):
     task_step.main(["--task", "copy", "--steps", "2", "--warmup", "1", "--json"])
     lines = capsys.readouterr().out.strip().splitlines()
     record = json.loads(lines[-1])
-    assert record["config"] == "copy word-level, moving average 0.999"  # as the main job
+    config = f"copy word-level, moving average {MAIN_JOB.training.ema_decay}"  # the main job's
+    assert record["config"] == config
     assert record["steps"] == 2
     assert record["vocab_size"] == 14  # 10 symbols and the 4 specials
     assert 0 < record["min_ms"] <= record["median_ms"] <= record["max_ms"]
-    assert lines[0].startswith("copy word-level, moving average 0.999: vocabulary 14 tokens, "
-                               "a step ")
+    assert lines[0].startswith(f"{config}: vocabulary 14 tokens, a step ")
     task_step.main(["--task", "copy", "--steps", "1", "--warmup", "0", "--ema-decay", "0"])
     assert capsys.readouterr().out.startswith("copy word-level: vocabulary 14 tokens")

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.errors import CheckpointError
+from minigrad.errors import CheckpointError, ConfigError
+from minigrad.nn import functional as F
+from minigrad.optim import SGD, Adam, LambdaLR, NoamSchedule
 from transformer import Transformer, TransformerConfig, Translator, pipeline
 from transformer.data import load_task
 from transformer.data.batching import Batch, BatchIterator, encode_pairs
@@ -47,8 +49,10 @@ def copy_task():
     return load_task("copy")
 
 
-def build_trainer(out=None, callbacks=(), **training):
-    """A Trainer on the copy task built as `train_translation` builds it."""
+def build_trainer(out=None, callbacks=(), optimizer=None, scheduler=None, loss=None,
+                  **training):
+    """A Trainer on the copy task built as `train_translation` builds it; `optimizer(model)`
+    and `scheduler(optimizer)` build the Trainer's instead of the paper's defaults."""
     config = TrainingConfig(**tiny_training(**training))
     mg.manual_seed(config.seed)
     splits = copy_task()
@@ -56,8 +60,10 @@ def build_trainer(out=None, callbacks=(), **training):
     model = Transformer(build_model_config(vocab, splits, TINY_MODEL))
     batches = BatchIterator(encode_pairs(splits["train"], vocab), vocab, config.batch_size,
                             seed=config.seed)
+    optimizer = optimizer(model) if optimizer is not None else None
+    scheduler = scheduler(optimizer) if scheduler is not None else None
     return Trainer(model, batches, splits["valid"], vocab, config, out=out,
-                   callbacks=callbacks)
+                   callbacks=callbacks, optimizer=optimizer, scheduler=scheduler, loss=loss)
 
 
 def read_records(folder):
@@ -107,7 +113,12 @@ class Recorder(Callback):
         self.gradients_ready.append(all(p.grad is not None for p in trainer.parameters))
 
     def on_step_end(self, trainer, step, record):
-        self.calls.append(("step_end", trainer, step, dict(record)))
+        """The record's loss and gradient norm are 0-d tensors at every step; kept as numbers."""
+        assert all(isinstance(record[name], mg.Tensor) and record[name].shape == ()
+                   for name in ("loss", "grad_norm"))
+        self.calls.append(("step_end", trainer, step, {
+            name: value.item() if isinstance(value, mg.Tensor) else value
+            for name, value in record.items()}))
 
     def on_validation(self, trainer, step, record):
         self.calls.append(("validation", trainer, step, dict(record)))
@@ -172,6 +183,88 @@ def test_callbacks_get_the_trainer_the_step_and_the_batch_or_record():
         else:
             assert VALID_KEYS <= argument.keys() and argument["step"] == step
             assert argument["split"] == "valid"
+
+
+# ----- the optimizer, the schedule and the loss ------------------------------------------------
+
+def sgd(model):
+    return SGD(model.parameters(), lr=0.1)
+
+
+def constant(optimizer):
+    return LambdaLR(optimizer, lambda step: 1.0)
+
+
+def test_the_defaults_are_the_papers_adam_noam_and_smoothed_cross_entropy():
+    trainer = build_trainer(warmup_steps=4, lr_factor=0.5)
+    assert isinstance(trainer.optimizer, Adam) and isinstance(trainer.scheduler, NoamSchedule)
+    assert trainer.optimizer.param_groups[0]["betas"] == (0.9, 0.98)
+    assert trainer.optimizer.param_groups[0]["eps"] == 1e-9
+    assert (trainer.scheduler.d_model, trainer.scheduler.warmup_steps,
+            trainer.scheduler.factor) == (16, 4, 0.5)
+    batch = trainer.data.next_batch()
+    logits = trainer.model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
+    expected = F.cross_entropy(logits, batch.tgt_out, ignore_index=trainer.vocab.pad_id,
+                               label_smoothing=0.1)
+    assert trainer.loss(logits, batch.tgt_out, "mean").item() == expected.item()
+
+
+def test_sgd_with_a_constant_rate_trains_without_touching_the_trainer():
+    recorder = Recorder()
+    trainer = build_trainer(steps=6, callbacks=[recorder], optimizer=sgd, scheduler=constant)
+    batch = trainer.data.next_batch()
+    before = [p.numpy() for p in trainer.parameters]
+    trainer.train_step(batch)
+    for parameter, old in zip(trainer.parameters, before):  # w - lr * (clipped) gradient
+        np.testing.assert_allclose(parameter.numpy(), old - 0.1 * parameter.grad.numpy(),
+                                   rtol=1e-6, atol=1e-7)
+    trainer.read()
+    assert trainer.train() is True
+    records = [r for hook, _, _, r in recorder.calls if hook == "step_end"]
+    assert [r["lr"] for r in records] == [0.1] * 6
+    assert all(math.isfinite(r["loss"]) for r in records)
+
+
+@pytest.mark.parametrize("accumulate", [1, 2])
+def test_a_custom_loss_is_the_one_trained_on(accumulate):
+    """Cross-entropy without smoothing, given as the loss, trains exactly as the default loss
+    with label_smoothing 0; a step of micro-batches asks for their sums."""
+    reductions = []
+
+    def plain_cross_entropy(logits, targets, reduction):
+        reductions.append(reduction)
+        return F.cross_entropy(logits, targets, ignore_index=0, reduction=reduction)
+
+    custom = build_trainer(steps=3, loss=plain_cross_entropy, accumulate=accumulate)
+    custom.train()  # then the other, from the same seed
+    default = build_trainer(steps=3, label_smoothing=0.0, accumulate=accumulate)
+    default.train()
+    assert reductions == ["mean" if accumulate == 1 else "sum"] * 3 * accumulate
+    for parameter, expected in zip(custom.parameters, default.parameters):
+        assert np.array_equal(parameter.numpy(), expected.numpy())
+
+
+def test_resuming_with_another_optimizer_class_is_refused(tmp_path):
+    build_trainer(tmp_path, steps=2).train()
+    resumed = build_trainer(tmp_path, steps=4, optimizer=sgd)
+    before = [p.numpy() for p in resumed.parameters]
+    with pytest.raises(CheckpointError, match="^the checkpoint was trained with the Adam "
+                                              "optimizer, this Trainer has SGD: resume with "
+                                              "Adam \\(optimizer=\\), or start a new run$"):
+        resumed.resume()
+    assert resumed.step == 0
+    assert all(np.array_equal(p.numpy(), old) for p, old in zip(resumed.parameters, before))
+    sgd_run = tmp_path / "sgd"  # a run with SGD resumes with SGD
+    build_trainer(sgd_run, steps=2, optimizer=sgd, scheduler=constant).train()
+    assert build_trainer(sgd_run, steps=4, optimizer=sgd, scheduler=constant).resume() == 2
+
+
+def test_a_schedule_of_another_optimizer_is_refused():
+    with pytest.raises(ConfigError, match="Trainer: the LambdaLR schedules another optimizer "
+                                          "than the Trainer's; pass the optimizer it was "
+                                          "built on as optimizer="):
+        build_trainer(scheduler=lambda _: constant(SGD([mg.zeros(2, requires_grad=True)],
+                                                       lr=0.1)))
 
 
 # ----- resuming -------------------------------------------------------------------------------
@@ -403,9 +496,9 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
     assert times == sorted(times)
 
     last, best = mg.load(out / "last.npz"), mg.load(out / "best.npz")
-    assert set(last) == {"model", "optimizer", "scheduler", "rng", "data", "step", "best",
-                         "best_step", "train_seconds", "wall_seconds", "model_config",
-                         "vocab_digest"}
+    assert set(last) == {"model", "optimizer", "optimizer_class", "scheduler", "rng", "data",
+                         "step", "best", "best_step", "train_seconds", "wall_seconds",
+                         "model_config", "vocab_digest"}
     assert last["model_config"] == config["model"] and last["vocab_digest"] == vocab.digest()
     assert last["step"] == 6 and last["data"]["position"] == 6
     best_record = max(valid, key=lambda r: (r["exact_match"], r["bleu"], r["step"]))

@@ -39,7 +39,7 @@ from ..data.batching import BatchIterator, encode_pairs, make_batch
 from ..evaluation import evaluate
 from ..model import Transformer
 from ..pipeline import build_vocab
-from ..training import NonFiniteLossError, Trainer, TrainingConfig
+from ..training import NonFiniteLossError, Trainer, TrainingConfig, paper_optimizer
 from .jacobian import isometry_defects
 from .noise import gradient_statistics, probe_loss
 from .plots import plot_curves, plot_depth_profiles, plot_verdicts
@@ -146,10 +146,10 @@ def make_trainer(model, data, batch_size, seed, schedule):
     `data`, its rate lr(step) = `schedule(step)`, step counted from 1."""
     config = TrainingConfig(batch_size=batch_size, seed=seed, progress=False)
     batches = BatchIterator(data.train, data.vocab, batch_size, seed=seed)
-    trainer = Trainer(model, batches, data.valid, data.vocab, config)
-    # the Trainer's Adam has lr 1, which the schedule scales; LambdaLR counts from 0
-    trainer.scheduler = LambdaLR(trainer.optimizer, lambda count: schedule(count + 1))
-    return trainer
+    optimizer = paper_optimizer(model, config)  # lr 1, which the schedule scales
+    scheduler = LambdaLR(optimizer, lambda count: schedule(count + 1))  # counts from 0
+    return Trainer(model, batches, data.valid, data.vocab, config, optimizer=optimizer,
+                   scheduler=scheduler)
 
 
 def train(trainer, steps):
@@ -159,9 +159,8 @@ def train(trainer, steps):
     losses = []
     try:
         while len(losses) < steps:
-            record = trainer.train_step(trainer.data.next_batch())
-            trainer.read(record)
-            losses.append(record["loss"])
+            trainer.train_step(trainer.data.next_batch())
+            losses.append(trainer.read()["loss"])
     except NonFiniteLossError:
         losses += [math.nan] * (steps - len(losses))
     return losses
