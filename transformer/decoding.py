@@ -8,6 +8,8 @@ With `use_cache=True` (the default) each step feeds only the newest token to the
 appends its keys/values to those cached (`Transformer.new_decoder_cache`); without it each step
 re-runs the decoder over the whole prefix. Both give the same tokens."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 import minigrad as mg
@@ -91,16 +93,41 @@ def _length_penalty(length, alpha):
     return ((5 + length) / 6) ** alpha
 
 
-def _keep(hypotheses, score, tokens, limit):
-    """Insert (score, tokens) into a best-first list holding at most `limit` hypotheses."""
-    hypotheses.append((float(score), tokens))
-    hypotheses.sort(key=lambda hypothesis: -hypothesis[0])
+def _keep(hypotheses, hypothesis, limit):
+    """Insert `hypothesis` into a best-first list holding at most `limit` of them."""
+    hypotheses.append(hypothesis)
+    hypotheses.sort(key=lambda kept: -kept.score)
     del hypotheses[limit:]
 
 
-def beam_search(model, src, beam_size, max_len, bos_id, eos_id, length_penalty=0.6,
-                use_cache=True, src_mask=None, return_scores=False):
-    """The best-scoring output found by keeping `beam_size` open hypotheses per sentence.
+@dataclass(frozen=True)
+class Hypothesis:
+    """One output of beam search: its `tokens` (int64 ids after BOS, EOS last where produced),
+    the log-probability of each token given the ones before it (`token_log_probs`, float64,
+    one per token), their sum `log_prob`, and `score`, the log-probability divided by the GNMT
+    penalty of its length: what beam search ranks by."""
+
+    tokens: np.ndarray
+    token_log_probs: np.ndarray
+    log_prob: float
+    score: float
+
+
+def penalized_score(log_prob, length, alpha=0.6):
+    """What beam search ranks an output of `length` tokens (EOS included) by: its
+    log-probability divided by the GNMT length penalty."""
+    return float(log_prob / _length_penalty(length, alpha))
+
+
+def _hypothesis(tokens, token_log_probs, log_prob, alpha):
+    return Hypothesis(tokens, token_log_probs, float(log_prob),
+                      penalized_score(log_prob, len(tokens), alpha))
+
+
+def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
+                       length_penalty=0.6, use_cache=True, src_mask=None):
+    """The `n_best` (<= beam_size) best-scoring outputs found by keeping `beam_size` open
+    hypotheses per sentence: for each sentence of `src`, a best-first list of `Hypothesis`.
 
     All sentences decode together, as `batch × beam_size` rows. At each step every open beam's
     log-probability is extended by every token; the best 2·beam_size candidates of each sentence
@@ -115,21 +142,25 @@ def beam_search(model, src, beam_size, max_len, bos_id, eos_id, length_penalty=0
     which makes beam_size=1 exactly greedy decoding). Decoding stops when every sentence is
     done, or after `max_len` tokens, when the open beams compete with the finished ones.
 
-    The bookkeeping runs on the host, on the (batch, 2·beam_size) candidates of each step.
-    Returns the ids `(batch, <= max_len)` of each sentence's best hypothesis, and with
-    `return_scores=True` also their penalized scores `(batch,)`."""
+    The bookkeeping runs on the host, on the (batch, 2·beam_size) candidates of each step: a
+    token's log-probability is its candidate's total less its parent beam's, so the n-best
+    list costs no work on the device."""
     if beam_size < 1:
         raise ValueError(f"beam_search: beam_size must be >= 1, got {beam_size}")
+    if not 1 <= n_best <= beam_size:
+        raise ValueError(f"beam_search: n_best must be between 1 and beam_size ({beam_size}), "
+                         f"got {n_best}; widen the beam to get more hypotheses")
     with mg.no_grad():
         src, src_mask, memory = _encode(model, src, src_mask, max_len)
-        batch, device, pad_id = src.shape[0], memory.device, model.config.pad_id
+        batch, device = src.shape[0], memory.device
         # each sentence's beams are adjacent rows: sentence b owns rows b·k .. b·k + k-1
         rows = mg.tensor(np.repeat(np.arange(batch), beam_size), device=device)
         prefixes = _Prefixes(model, memory[rows], src_mask[rows], bos_id, use_cache)
         scores = np.full((batch, beam_size), -np.inf)  # open beams' log-probabilities
         scores[:, 0] = 0.0  # one live beam at the start, so the first step is not repeated k times
         history = np.zeros((batch, beam_size, 0), dtype=np.int64)  # their tokens, on the host
-        finished = [[] for _ in range(batch)]  # per sentence: (score, tokens), best first
+        history_log_probs = np.zeros((batch, beam_size, 0))  # and those tokens' log-probs
+        finished = [[] for _ in range(batch)]  # per sentence: Hypothesis, best first
         done = np.zeros(batch, dtype=bool)
         for step in range(1, max_len + 1):
             log_probs = F.log_softmax(prefixes.next_logits(), axis=-1)  # (batch·k, vocab)
@@ -137,24 +168,29 @@ def beam_search(model, src, beam_size, max_len, bos_id, eos_id, length_penalty=0
             totals = log_probs.reshape(batch, beam_size, vocab) + mg.tensor(
                 scores[:, :, None], dtype=log_probs.dtype, device=device)
             values, indices = mg.topk(totals.reshape(batch, beam_size * vocab), 2 * beam_size)
-            values, indices = values.numpy(), indices.numpy()  # (batch, 2k)
+            values, indices = values.numpy().astype(np.float64), indices.numpy()  # (batch, 2k)
             parent, token = np.divmod(indices, vocab)
+            with np.errstate(invalid="ignore"):  # -inf less -inf: a candidate never kept
+                token_log_probs = values - np.take_along_axis(scores, parent, axis=1)
 
             is_eos = token == eos_id
             ending = is_eos[:, :beam_size] & np.isfinite(values[:, :beam_size]) & ~done[:, None]
             for b, c in zip(*np.nonzero(ending)):
-                tokens = np.append(history[b, parent[b, c]], eos_id)
-                _keep(finished[b], values[b, c] / _length_penalty(step, length_penalty),
-                      tokens, beam_size)
+                _keep(finished[b], _hypothesis(
+                    np.append(history[b, parent[b, c]], eos_id),
+                    np.append(history_log_probs[b, parent[b, c]], token_log_probs[b, c]),
+                    values[b, c], length_penalty), beam_size)
 
             survivors = np.argsort(is_eos, axis=1, kind="stable")[:, :beam_size]  # best non-EOS
-            scores, parent, token = (np.take_along_axis(a, survivors, axis=1)
-                                     for a in (values, parent, token))
-            history = np.concatenate(
-                [np.take_along_axis(history, parent[:, :, None], axis=1), token[:, :, None]],
-                axis=2)
+            scores, parent, token, token_log_probs = (
+                np.take_along_axis(a, survivors, axis=1)
+                for a in (values, parent, token, token_log_probs))
+            history, history_log_probs = (
+                np.concatenate([np.take_along_axis(kept, parent[:, :, None], axis=1),
+                                new[:, :, None]], axis=2)
+                for kept, new in ((history, token), (history_log_probs, token_log_probs)))
             best_open = scores[:, 0] / _length_penalty(step, length_penalty)
-            done |= np.array([len(f) == beam_size and f[-1][0] >= best_open[b]
+            done |= np.array([len(f) == beam_size and f[-1].score >= best_open[b]
                               for b, f in enumerate(finished)])
             if done.all() or step == max_len:
                 break
@@ -164,14 +200,24 @@ def beam_search(model, src, beam_size, max_len, bos_id, eos_id, length_penalty=0
 
         for b in np.nonzero(~done)[0]:  # out of steps: the open beams compete as they are
             for j in np.nonzero(np.isfinite(scores[b]))[0]:
-                _keep(finished[b], scores[b, j] / _length_penalty(step, length_penalty),
-                      history[b, j], beam_size)
-        best = [hypotheses[0] for hypotheses in finished]
-        out = np.full((batch, max(len(tokens) for _, tokens in best)), pad_id, dtype=np.int64)
-        for b, (_, tokens) in enumerate(best):
-            out[b, :len(tokens)] = tokens
-        out = mg.tensor(out, device=device)
-        if return_scores:
-            return out, mg.tensor(np.array([score for score, _ in best]), dtype=memory.dtype,
-                                  device=device)
-        return out
+                _keep(finished[b], _hypothesis(history[b, j], history_log_probs[b, j],
+                                               scores[b, j], length_penalty), beam_size)
+        return [hypotheses[:n_best] for hypotheses in finished]
+
+
+def beam_search(model, src, beam_size, max_len, bos_id, eos_id, length_penalty=0.6,
+                use_cache=True, src_mask=None, return_scores=False):
+    """The best output of `beam_search_n_best` for each sentence of `src`, as the ids
+    `(batch, <= max_len)`, and with `return_scores=True` also their penalized scores
+    `(batch,)`."""
+    best = [hypotheses[0] for hypotheses in beam_search_n_best(
+        model, src, beam_size, max_len, bos_id, eos_id, 1, length_penalty, use_cache, src_mask)]
+    out = np.full((len(best), max(len(h.tokens) for h in best)), model.config.pad_id,
+                  dtype=np.int64)
+    for b, hypothesis in enumerate(best):
+        out[b, :len(hypothesis.tokens)] = hypothesis.tokens
+    out = mg.tensor(out, device=model.device)
+    if return_scores:
+        return out, mg.tensor(np.array([h.score for h in best]),
+                              dtype=model.generator.weight.dtype, device=model.device)
+    return out

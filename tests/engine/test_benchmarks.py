@@ -1,5 +1,6 @@
 """Smoke tests of the benchmark scripts (the CPU frameworks only: torch is not a test
-dependency): op_overhead's JSON record, and compare.py's interleaving and ratios."""
+dependency): op_overhead's JSON record, compare.py's interleaving and ratios, decode.py's beam
+search records."""
 
 import importlib.util
 import json
@@ -125,3 +126,12 @@ def test_task_step_times_a_tasks_own_batches(capsys):
     assert lines[0].startswith(f"{config}: vocabulary 14 tokens, a step ")
     task_step.main(["--task", "copy", "--steps", "1", "--warmup", "0", "--ema-decay", "0"])
     assert capsys.readouterr().out.startswith("copy word-level: vocabulary 14 tokens")
+
+
+def test_decode_times_beam_search_and_its_n_best_lists(capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # decode.py imports configs beside it
+    decode = _load("decode")
+    decode.main(["--beam", "2", "--n-best", "2", "--cache", "on", "--repeats", "1", "--json"])
+    [record] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (record["beam"], record["n_best"], record["cache"]) == (2, 2, "on")
+    assert record["steps"] == 32 and 0 < record["median_ms"]

@@ -165,6 +165,16 @@ TRANSLATE_USAGE_ERRORS = [
     (["the ball is blue", "  "], ["sentence argument(s) 2", "blank"]),
     (["--which", "first", "the ball is blue"], ["--which", "first"]),
     (["--device", "gpu", "the ball is blue"], ["--device", "'gpu'"]),
+    (["--beam", "2", "--n-best", "3", "the ball is blue"],
+     ["--n-best 3 is larger than --beam 2", "give --beam 3 or more"]),
+    (["--n-best", "2", "the ball is blue"],
+     ["--n-best 2", "greedy decoding (--beam 1) gives one translation"]),
+    (["--attention", "the ball is blue"], ["--attention", "add --json"]),
+    (["--align-layer", "1", "the ball is blue"], ["--align-layer 1", "add --align"]),
+    (["--align", "--align-layer", "2", "the ball is blue"],
+     ["--align-layer 2", "this model has 1 decoder layers"]),
+    (["--score-target", "nowhere.txt", "the ball is blue"],
+     ["--score-target nowhere.txt is not a file"]),
 ]
 
 
@@ -173,6 +183,39 @@ TRANSLATE_USAGE_ERRORS = [
 def test_translate_usage_errors(memorized_run, arguments, fragments):
     result = run_example("translate.py", "--checkpoint", memorized_run.path, *arguments)
     assert_one_error_line(result, 2, *fragments)
+
+
+def test_translate_score_target_errors(memorized_run, tmp_path):
+    targets = tmp_path / "targets.txt"
+    targets.write_text("la bola es azul\nel gato\n", encoding="utf-8")
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, "--score-target",
+                         targets, stdin="the ball is blue\n")
+    assert_one_error_line(result, 2, f"--score-target {targets} has 2 line(s) but the input "
+                                     "has 1", "one translation per input line")
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, "--score-target",
+                         targets, "--beam", "2", "the ball is blue", "the cat")
+    assert_one_error_line(result, 2, "--score-target", "--beam and --n-best do not apply")
+
+
+def test_blank_lines_of_a_score_target_are_skipped_with_their_sentences(memorized_run,
+                                                                         tmp_path):
+    targets = tmp_path / "targets.txt"
+    targets.write_text("la bola es azul\n\nel gato negro bebió la leche\n", encoding="utf-8")
+    stdin = "the ball is blue\nthe ball is blue\nthe black cat drank the milk\n"
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, "--score-target",
+                         targets, stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    assert [line.split("\t")[0] for line in result.stdout.splitlines()] == \
+        ["la bola es azul", "el gato negro bebió la leche"]
+    assert f"skipped blank line 2 of {targets}" in result.stderr
+
+
+def test_alignment_layers_refuses_a_line_that_is_not_a_pair(memorized_run, tmp_path):
+    data = tmp_path / "pairs.tsv"
+    data.write_text("the ball is blue\tla bola es azul\nthe ball is blue\n", encoding="utf-8")
+    result = run_example("alignment_layers.py", "--checkpoint", memorized_run.path, "--data",
+                         data)
+    assert_one_error_line(result, 2, f"--data {data} line 2", "source<TAB>target")
 
 
 def test_translate_a_missing_run_folder_is_one_line(tmp_path):

@@ -3,11 +3,13 @@ runs of `train_translation.py` (Ctrl-C and --resume included) and `copy_task.py`
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import minigrad as mg
@@ -73,6 +75,84 @@ def test_translate_without_sentences_is_a_usage_error(memorized_run):
     result = run_example("translate.py", "--checkpoint", memorized_run.path, stdin="\n")
     assert result.returncode == 2
     assert "no sentences given" in result.stderr
+
+
+PHARAOH = re.compile(r"^\d+-\d+( \d+-\d+)*$")
+
+
+def test_translate_n_best_with_scores_and_alignments(memorized_run):
+    """`N<TAB>translation<TAB>score<TAB>log-probability<TAB>token log-probabilities<TAB>
+    alignment`, the n best of each sentence in a row, best first."""
+    sources = ["the ball is blue", "the black cat drank the milk"]
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, "--beam", 3,
+                         "--n-best", 2, "--scores", "--align", *sources)
+    assert result.returncode == 0, result.stderr
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [row[0] for row in rows] == ["1", "1", "2", "2"]
+    assert [rows[0][1], rows[2][1]] == [memorized_run.target(s) for s in sources]
+    for first, second in (rows[:2], rows[2:]):
+        assert float(first[2]) >= float(second[2])
+    for _, text, score, log_prob, token_log_probs, alignment in rows:
+        words = text.split()
+        token_log_probs = [float(p) for p in token_log_probs.split()]
+        assert len(token_log_probs) == len(words) + 1  # and EOS
+        assert float(log_prob) == pytest.approx(sum(token_log_probs), abs=5e-4)
+        assert float(score) == pytest.approx(float(log_prob) / ((6 + len(words)) / 6) ** 0.6,
+                                             abs=1e-4)
+        assert PHARAOH.match(alignment) and len(alignment.split()) == len(words)
+        assert [int(pair.split("-")[1]) for pair in alignment.split()] == list(range(len(words)))
+
+
+def test_translate_json_has_one_object_per_line_in_the_documented_order(memorized_run):
+    too_long = " ".join(["the ball is blue"] * 40)
+    stdin = f"the ball is blue\n\n{too_long}\n"
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, "--json",
+                         "--align", "--attention", stdin=stdin)
+    assert result.returncode == 1
+    first, second = [json.loads(line) for line in result.stdout.splitlines()]
+    assert list(first) == ["line", "source", "source_tokens", "translations"]
+    assert first["line"] == 1 and first["source_tokens"] == ["the", "ball", "is", "blue"]
+    [translation] = first["translations"]
+    assert list(translation) == ["translation", "tokens", "token_log_probs", "log_prob",
+                                 "score", "alignment", "attention"]
+    assert translation["translation"] == "la bola es azul"
+    assert translation["tokens"] == ["la", "bola", "es", "azul", "<eos>"]
+    heads = memorized_run_heads(memorized_run)
+    assert np.array(translation["attention"]).shape == (1, heads, 5, 4)
+    assert list(second) == ["line", "source", "error"] and second["line"] == 3
+    assert "160 tokens" in second["error"]
+
+
+def memorized_run_heads(run):
+    return json.loads((run.path / "config.json").read_text())["model"]["n_heads"]
+
+
+def test_translate_scores_given_translations(memorized_run, tmp_path):
+    sources = ["the ball is blue", "the black cat drank the milk", "the ball is blue"]
+    targets = tmp_path / "targets.txt"
+    targets.write_text("la bola es azul\nel gato negro bebió la leche\nla bola es roja\n",
+                       encoding="utf-8")
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, "--score-target",
+                         targets, "--align", *sources)
+    assert result.returncode == 0, result.stderr
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [row[0] for row in rows] == targets.read_text(encoding="utf-8").splitlines()
+    assert float(rows[0][2]) > float(rows[2][2])  # the memorized translation is likelier
+    assert all(len(row) == 5 and PHARAOH.match(row[4]) for row in rows)
+
+
+def test_alignment_layers_measures_each_layer_against_the_lexicon(memorized_run):
+    data = memorized_run.path.parent / "pairs.tsv"
+    result = run_example("alignment_layers.py", "--checkpoint", memorized_run.path, "--data",
+                         data, "--sentences", 6)
+    assert result.returncode == 0, result.stderr
+    header, columns, *rows = result.stdout.splitlines()
+    assert "6 sentence pairs" in header
+    assert columns.split() == ["layer", "words", "heads", "average", "head", "1", "head", "2"]
+    assert [row.split()[:2] for row in rows] == [["content", "1"], ["articles", "1"]]
+    for row in rows:
+        words, *shares = row.split()[2:]
+        assert int(words) > 0 and all(0 <= float(share) <= 1 for share in shares)
 
 
 # ----- train_translation.py -------------------------------------------------------------------

@@ -5,6 +5,7 @@ unknown tokens than the word-level vocabulary."""
 import json
 import random
 
+import numpy as np
 import pytest
 from test_examples_cli import run_example
 from test_trainer import TINY_MODEL, tiny_training
@@ -65,6 +66,28 @@ def test_translate_py_reads_a_subword_run_unchanged(subword_run):
     result = run_example("translate.py", "--checkpoint", out, "Wir besuchen Anna morgen.")
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == 1
+
+
+def test_a_subword_run_aligns_words_and_pieces(subword_run):
+    """Pieces are gathered into the whitespace-separated words: a word's source weight is
+    the sum over its pieces, its target row the average over its pieces."""
+    out, _ = subword_run
+    translator = Translator.from_checkpoint(out)
+    source, target = "Der Lehrer sieht Kalomi.", "The teacher sees Kalomi."
+    result = translator.score(source, target, attention=True, align=True)
+    [translation] = result.translations
+    pieces = translation.tokens[:-1]  # EOS aside
+    assert "".join(pieces).replace("▁", " ").strip() == target
+    assert len(translation.token_alignment) == len(pieces)
+    weights = translation.attention[-1].mean(axis=0)[:len(pieces)]  # (pieces, source pieces)
+    source_word = np.array(translator.tokenizer.word_index(result.source_tokens))
+    target_word = np.array(translator.tokenizer.word_index(pieces))
+    expected = [int(np.argmax([weights[target_word == t][:, source_word == s].sum(axis=1)
+                                .mean() for s in range(len(source.split()))]))
+                for t in range(len(target.split()))]
+    assert translation.alignment == [(s, t) for t, s in enumerate(expected)]
+    record = result.as_dict()["translations"][0]
+    assert list(record)[-3:] == ["alignment", "token_alignment", "attention"]
 
 
 def test_rare_words_are_pieces_not_unknown_tokens(tmp_path, corpus, subword_run):

@@ -2,6 +2,7 @@
 
 import shutil
 
+import numpy as np
 import pytest
 
 from minigrad.errors import CheckpointError
@@ -76,3 +77,54 @@ def test_a_folder_that_is_not_a_run_folder_says_so(tmp_path):
 def test_which_must_be_best_or_last(memorized_run):
     with pytest.raises(ValueError, match="which must be 'best' or 'last'"):
         Translator.from_checkpoint(memorized_run.path, which="final")
+
+
+# ----- what a translation rests on --------------------------------------------------------------
+
+def test_n_best_lists_are_ordered_and_their_best_is_the_plain_translation(memorized_run):
+    translator = Translator.from_checkpoint(memorized_run.path)
+    sources = [e.src for e in memorized_run.train][:6]
+    for beam_size, n_best in ((1, 1), (3, 3)):
+        results = translator.translate_detailed(sources, beam_size=beam_size, n_best=n_best)
+        plain = translator.translate(sources, beam_size=beam_size)
+        for source, result, translation in zip(sources, results, plain):
+            assert result.source == source and len(result.translations) == n_best
+            assert result.translations[0].text == translation
+            scores = [t.score for t in result.translations]
+            assert scores == sorted(scores, reverse=True)
+            assert len({t.text for t in result.translations}) == n_best
+
+
+def test_a_hypothesis_scores_the_same_when_given_back_to_be_scored(memorized_run):
+    translator = Translator.from_checkpoint(memorized_run.path)
+    sources = list(ARTICLE_SENTENCES)
+    found = translator.translate_detailed(sources, beam_size=3, n_best=3)
+    for source, result in zip(sources, found):
+        for hypothesis in result.translations:
+            [scored] = translator.score(source, hypothesis.text).translations
+            assert scored.tokens == hypothesis.tokens and scored.tokens[-1] == "<eos>"
+            np.testing.assert_allclose(scored.token_log_probs, hypothesis.token_log_probs,
+                                       atol=1e-5)
+            assert scored.score == pytest.approx(hypothesis.score, abs=1e-5)
+    assert [r.translations[0].text for r in found] == list(ARTICLE_SENTENCES.values())
+
+
+def test_alignments_of_the_memorized_model_follow_the_rule(memorized_run):
+    """One source word per target word, from the last layer's heads' average."""
+    translator = Translator.from_checkpoint(memorized_run.path)
+    [result] = translator.score(["the black cat drank the milk"],
+                                ["el gato negro bebió la leche"], attention=True, align=True)
+    translation = result.translations[0]
+    layers = translator.model.config.n_decoder_layers
+    assert translation.attention.shape == (layers, 2, 7, 6)  # six words and EOS, six words
+    expected = translation.attention[-1].mean(axis=0)[:6].argmax(axis=1)
+    assert translation.alignment == [(int(s), t) for t, s in enumerate(expected)]
+
+
+def test_scoring_refuses_mismatched_and_too_long_translations(memorized_run):
+    translator = Translator.from_checkpoint(memorized_run.path)
+    with pytest.raises(ValueError, match=r"2 sentence\(s\) but 1 translation\(s\)"):
+        translator.score(list(ARTICLE_SENTENCES), ["la bola es azul"])
+    with pytest.raises(ValueError, match="translation 1 .* has 64 tokens; this model writes at "
+                                         "most 63"):
+        translator.score("the ball is blue", " ".join(["azul"] * 64))

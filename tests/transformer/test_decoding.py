@@ -1,6 +1,7 @@
 """Greedy decoding and beam search: layout of the results, EOS and padding, the key/value cache
 against re-running the decoder, beam size 1 against greedy, and beam scores against the
-model's own probabilities (and against exhaustive search)."""
+model's own probabilities (and against exhaustive search); n-best lists and their per-token
+log-probabilities."""
 
 import itertools
 
@@ -10,7 +11,7 @@ import pytest
 import minigrad as mg
 from minigrad.nn import functional as F
 from transformer import Transformer, TransformerConfig, beam_search, greedy_decode
-from transformer.decoding import default_max_len
+from transformer.decoding import beam_search_n_best, default_max_len
 from transformer.masks import padding_mask
 
 PAD, BOS, EOS, VOCAB, MAX_LEN = 0, 1, 2, 12, 10
@@ -174,6 +175,45 @@ def test_a_beam_wider_than_the_search_space_finds_the_best_output(seed):
                                       padded[exhaustive.argmax()][:tokens.shape[1]])
 
 
+def teacher_forced_log_probs(model, src_row, tokens):
+    """Each token's log-probability given the ones before it, from one forward pass."""
+    tgt_in = mg.tensor(np.concatenate([[BOS], tokens[:-1]])[None])
+    log_probs = F.log_softmax(model(src_row, tgt_in), axis=-1).numpy()[0]
+    return log_probs[np.arange(len(tokens)), tokens]
+
+
+@pytest.mark.parametrize("beam_size, n_best", [(1, 1), (4, 4), (6, 3)])
+def test_n_best_lists_are_ordered_distinct_and_scored_by_the_model(model, src, free_run,
+                                                                    beam_size, n_best):
+    eos = int(free_run[0, 1])
+    lists = beam_search_n_best(model, src, beam_size, MAX_LEN, BOS, eos, n_best)
+    best = beam_search(model, src, beam_size, MAX_LEN, BOS, eos).numpy()
+    assert len(lists) == 4
+    for row, hypotheses in enumerate(lists):
+        assert len(hypotheses) == n_best
+        assert len({tuple(h.tokens) for h in hypotheses}) == n_best
+        scores = [h.score for h in hypotheses]
+        assert scores == sorted(scores, reverse=True)
+        np.testing.assert_array_equal(hypotheses[0].tokens, best[row, :len(hypotheses[0].tokens)])
+        for h in hypotheses:
+            assert h.tokens.dtype == np.int64 and len(h.token_log_probs) == len(h.tokens)
+            assert eos not in h.tokens[:-1] and (h.tokens[-1] == eos or len(h.tokens) == MAX_LEN)
+            assert h.log_prob == pytest.approx(h.token_log_probs.sum(), abs=1e-9)
+            assert h.score == pytest.approx(h.log_prob / ((5 + len(h.tokens)) / 6) ** 0.6)
+            np.testing.assert_allclose(h.token_log_probs,
+                                       teacher_forced_log_probs(model, src[row:row + 1], h.tokens),
+                                       atol=1e-5)
+
+
+def test_n_best_lists_are_the_same_with_and_without_the_cache(model, src, free_run):
+    eos = int(free_run[0, 1])
+    cached = beam_search_n_best(model, src, 4, MAX_LEN, BOS, eos, 4)
+    uncached = beam_search_n_best(model, src, 4, MAX_LEN, BOS, eos, 4, use_cache=False)
+    for mine, theirs in zip(itertools.chain(*cached), itertools.chain(*uncached)):
+        np.testing.assert_array_equal(mine.tokens, theirs.tokens)
+        np.testing.assert_allclose(mine.token_log_probs, theirs.token_log_probs, atol=1e-5)
+
+
 def test_explicit_source_mask_is_the_default_one(model, src):
     mask = padding_mask(src, PAD)
     np.testing.assert_array_equal(greedy_decode(model, src, 5, BOS, EOS, src_mask=mask).numpy(),
@@ -198,6 +238,8 @@ def test_invalid_arguments(model, src):
         greedy_decode(model, src, 0, BOS, EOS)
     with pytest.raises(ValueError, match="beam_size"):
         beam_search(model, src, 0, MAX_LEN, BOS, EOS)
+    with pytest.raises(ValueError, match=r"n_best must be between 1 and beam_size \(2\), got 3"):
+        beam_search_n_best(model, src, 2, MAX_LEN, BOS, EOS, 3)
 
 
 def test_default_max_len_is_twice_the_source_plus_ten_within_the_positions(model):

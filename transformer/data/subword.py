@@ -88,6 +88,16 @@ class SubwordTokenizer:
     def detokenize(pieces):
         return "".join(pieces).replace(MARK, " ").strip()
 
+    @staticmethod
+    def word_index(pieces):
+        """The word each piece belongs to, counted from 0: a piece marked "▁" starts the next
+        word, so word i is the i-th whitespace-separated word of `detokenize(pieces)`."""
+        index, word = [], -1
+        for number, piece in enumerate(pieces):
+            word += piece.startswith(MARK) or number == 0
+            index.append(word)
+        return index
+
     def digest(self):
         """A fingerprint of both models."""
         return hashlib.sha256(self.models["source"] + b"\0" + self.models["target"]

@@ -75,6 +75,11 @@ class WordTokenizer:
     def detokenize(tokens):
         return detokenize(tokens)
 
+    @staticmethod
+    def word_index(tokens):
+        """The word each token belongs to, counted from 0: every token is a word."""
+        return list(range(len(tokens)))
+
     def describe(self):
         return {"kind": self.kind}
 
