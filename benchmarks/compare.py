@@ -1,12 +1,17 @@
-"""Compare frameworks on one benchmark, each run in its own subprocess, interleaved.
+"""Compare frameworks, or settings of one, on one benchmark, each run in its own subprocess,
+interleaved.
 
 Runs `benchmarks/<benchmark>.py --framework F --json <args>` for every framework in turn,
 `--pairs` times (A B A B ...: a slow moment of the machine hits both), then prints each
 framework's median and the ratio first/other of `median_ms` (and of `cpu_median_ms`, the CPU
-time, where the benchmark records it), with its spread over the pairs.
+time, and of each phase, where the benchmark records them), with its spread over the pairs.
+`--setting NAME=A,B` runs one framework with the environment variable NAME set to A, then B,
+and compares those instead.
 
     python benchmarks/compare.py --benchmark op_overhead [--frameworks minigrad,torch]
         [--pairs 3] [--args --ops 1000 --repeats 20]
+    python benchmarks/compare.py --benchmark train_step --setting MINIGRAD_RELEASE_BLAS_THREADS=1,0
+        --args --config base
 """
 
 import argparse
@@ -22,9 +27,10 @@ from transformer import cli
 HERE = Path(__file__).resolve().parent
 
 
-def run(benchmark, framework, args):
-    """One subprocess run of the benchmark; its JSON record."""
-    env = dict(os.environ)
+def run(benchmark, framework, args, setting=None):
+    """One subprocess run of the benchmark (with `setting`, a dict, added to its
+    environment); its JSON record."""
+    env = {**os.environ, **(setting or {})}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
     command = [sys.executable, str(HERE / f"{benchmark}.py"), "--framework", framework, "--json",
                *args]
@@ -34,16 +40,32 @@ def run(benchmark, framework, args):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def interleaved(benchmark, frameworks, pairs, args):
-    """framework -> its records, run in the order A B A B ... (`pairs` rounds)."""
-    records = {framework: [] for framework in frameworks}
+def interleaved(benchmark, frameworks, pairs, args, setting=None):
+    """framework -> its records, run in the order A B A B ... (`pairs` rounds); with
+    `setting` (name, values) the one framework once per value instead, keyed "NAME=VALUE"."""
+    if setting:
+        (framework,) = frameworks
+        name, values = setting
+        variants = {f"{name}={value}": (framework, {name: value}) for value in values}
+    else:
+        variants = {framework: (framework, None) for framework in frameworks}
+    records = {label: [] for label in variants}
     for round_ in range(pairs):
-        for framework in frameworks:
-            record = run(benchmark, framework, args)
-            records[framework].append(record)
-            print(f"  round {round_ + 1}: {framework:<9} median {record['median_ms']:.2f} ms",
+        for label, (framework, environment) in variants.items():
+            record = run(benchmark, framework, args, environment)
+            records[label].append(record)
+            print(f"  round {round_ + 1}: {label:<9} median {record['median_ms']:.2f} ms",
                   file=sys.stderr)
     return records
+
+
+def _figures(record):
+    """The record's times to compare: the whole, the CPU time, each phase (ms), peak RSS."""
+    phases = {f"{name.removesuffix('_ms')} phase": value
+              for name, value in record.get("phases", {}).items()
+              if isinstance(value, (int, float))}
+    return {"time": record.get("median_ms"), "CPU time": record.get("cpu_median_ms"), **phases,
+            "peak RSS": record.get("peak_rss_mb")}
 
 
 def report(records):
@@ -59,12 +81,14 @@ def report(records):
         figure = records[framework][0]["figure"]
         values = [r[figure] for r in records[framework] if figure in r]
         extra = f", {statistics.median(values):.2f} {figure}" if values else ""
+        phases = [_figures(r) for r in records[framework]]
+        extra += "".join(f", {label} {statistics.median(p[label] for p in phases):.2f} ms"
+                         for label in phases[0] if label.endswith(" phase"))
         lines.append(f"  {framework:<9} median {statistics.median(medians):.2f} ms{extra}")
     for other in frameworks[1:]:
-        for key, label in (("median_ms", "time"), ("cpu_median_ms", "CPU time"),
-                           ("peak_rss_mb", "peak RSS")):
-            ratios = [a[key] / b[key] for a, b in zip(records[first], records[other])
-                      if a.get(key) and b.get(key)]
+        pairs = [(_figures(a), _figures(b)) for a, b in zip(records[first], records[other])]
+        for label in pairs[0][0]:
+            ratios = [a[label] / b[label] for a, b in pairs if a.get(label) and b.get(label)]
             if ratios:
                 lines.append(f"  {first}/{other} {label}: {statistics.median(ratios):.2f}x "
                              f"(spread {min(ratios):.2f}-{max(ratios):.2f} over the rounds)")
@@ -74,8 +98,12 @@ def report(records):
 def main():
     parser = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--benchmark", required=True, help="a script in benchmarks/, no .py")
-    parser.add_argument("--frameworks", default="minigrad,torch",
-                        help="comma-separated; ratios are the first over each other")
+    parser.add_argument("--frameworks",
+                        help="comma-separated; ratios are the first over each other (default "
+                             "minigrad,torch; with --setting, minigrad)")
+    parser.add_argument("--setting", metavar="NAME=A,B",
+                        help="compare one framework with the environment variable NAME set to "
+                             "A, B, ... instead of frameworks")
     parser.add_argument("--pairs", type=cli.positive_int, default=3,
                         help="interleaved rounds (at least 3)")
     parser.add_argument("--args", nargs=argparse.REMAINDER, default=[],
@@ -87,10 +115,19 @@ def main():
         scripts = sorted(p.stem for p in HERE.glob("*.py") if p.stem not in ("compare", "configs"))
         parser.error(f"--benchmark {args.benchmark}: no benchmarks/{args.benchmark}.py; choose "
                      f"from {', '.join(scripts)}")
-    frameworks = args.frameworks.split(",")
-    if len(frameworks) < 2:
+    setting = None
+    if args.setting:
+        name, _, values = args.setting.partition("=")
+        setting = (name, values.split(","))
+        if not name or len(setting[1]) < 2 or "" in setting[1]:
+            parser.error(f"--setting {args.setting}: give NAME=A,B (at least two values)")
+    frameworks = (args.frameworks or ("minigrad" if setting else "minigrad,torch")).split(",")
+    if setting and len(frameworks) != 1:
+        parser.error(f"--setting compares one framework; --frameworks {args.frameworks} names "
+                     f"{len(frameworks)}")
+    if not setting and len(frameworks) < 2:
         parser.error("--frameworks needs at least two")
-    records = interleaved(args.benchmark, frameworks, args.pairs, args.args)
+    records = interleaved(args.benchmark, frameworks, args.pairs, args.args, setting)
     print("\n".join(report(records)))
 
 

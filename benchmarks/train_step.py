@@ -398,6 +398,7 @@ def measure(framework, config, device, steps, warmup):
         "threads_env": {name: os.environ[name] for name in
                         ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
                         if name in os.environ},
+        "blas_release": blas_release(framework, device),
     }
 
 
@@ -499,6 +500,16 @@ def describe_counts(record, rows=12):
     return "\n".join(lines)
 
 
+def blas_release(framework, device):
+    """Whether minigrad stops OpenBLAS's spinning workers before its blockwise work on the
+    CPU (`minigrad.backend.blas_threads.release_state`), or None where it does not apply."""
+    if framework != "minigrad" or device != "cpu":
+        return None
+    from minigrad.backend.blas_threads import release_state
+
+    return release_state()
+
+
 def describe(record):
     """The record as a few readable lines."""
     phases = record["phases"]
@@ -514,7 +525,8 @@ def describe(record):
          f"GFLOP at {record['gflops']:.0f} GFLOP/s; {record['blas_share']:.0%} of the step)"),
         (f"  parameters: {record['parameters']:,}; peak RSS {record['peak_rss_mb']:.0f} MB; "
          f"{record['page_faults_per_step']:.0f} page faults per step"),
-    ])
+    ] + ([f"  OpenBLAS's idle workers released: {record['blas_release']}"]
+         if record["blas_release"] else []))
 
 
 def main():

@@ -1,7 +1,8 @@
 """Shared test setup: hypothesis profiles and the `device` fixture.
 
 Profiles (env HYPOTHESIS_PROFILE; default `ci` when env CI is set, else `dev`):
-`ci` bounded and derandomized, `dev` quick and random, `thorough` many examples, `gpu` few.
+`ci` bounded and derandomized, `dev` quick and random, `thorough` many examples, `gpu` few,
+`versions` quick and derandomized (CI's runs on the other Pythons and NumPys, `.ci/run`).
 The `device` fixture runs each test on 'cpu' and on 'cuda': real CuPy where a GPU is present,
 otherwise the strict CuPy stand-in (`minigrad.testing.fake_cupy`, two devices).
 """
@@ -23,6 +24,8 @@ settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None
                           print_blob=True)
 settings.register_profile("dev", max_examples=10, deadline=None)
 settings.register_profile("thorough", max_examples=200, deadline=None)
+settings.register_profile("versions", derandomize=True, max_examples=10, deadline=None,
+                          print_blob=True)
 settings.register_profile("gpu", derandomize=True, max_examples=3, deadline=None,
                           print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))

@@ -7,6 +7,20 @@ import numpy as np
 from .blockwise import BlockRunner
 from .host_memory import keep_freed_memory
 
+MINIMUM_VERSION = (2, 0)  # NumPy 2's promotion rules (NEP 50): float32 stays float32 beside 0.5
+
+
+def check_numpy_version(version: str) -> None:
+    """An ImportError naming the NumPy found and what to install, if it is older than
+    MINIMUM_VERSION (NumPy 1.x promotes a float32 0-d array times 0.5 to float64)."""
+    found = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+    if found < MINIMUM_VERSION:
+        raise ImportError(f"minigrad needs NumPy >= 2.0, found NumPy {version}: "
+                          "pip install -U 'numpy>=2'")
+
+
+check_numpy_version(np.__version__)
+
 
 def sorted_segment_sum(xp, indices, values, size):
     """Deterministic scatter-add: sort the indices, then sum each run of equal indices.

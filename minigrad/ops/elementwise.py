@@ -292,7 +292,8 @@ class Erf(Function):
         return (grad * (2 / math.sqrt(math.pi)) * (-x * x).exp(),)
 
 
-@op(reference=lambda x, min=None, max=None: np.clip(x, min, max), method=True,
+@op(reference=lambda x, min=None, max=None: x if min is None and max is None
+    else np.clip(x, min, max), method=True,
     spec=InputSpec("unary", kinks=(-1.0, 1.0), options={"min": (None, -1.0), "max": (None, 1.0)}),
     summary="x limited to [min, max]")
 class Clip(Function):
@@ -302,6 +303,8 @@ class Clip(Function):
 
     def forward(self, x, min=None, max=None):
         self.low, self.high = min, max
+        if min is None and max is None:  # NumPy before 2.1 and CuPy refuse clip(x, None, None)
+            return x.copy()
         return self.xp.clip(x, min, max)
 
     def backward(self, grad):

@@ -34,6 +34,21 @@ def test_op_overhead_records_through_compare(capsys):
     assert any(line.strip().startswith("minigrad/numpy peak RSS:") for line in lines)
 
 
+def test_compare_runs_one_framework_under_each_setting_of_a_variable(capsys):
+    compare = _load("compare")
+    setting = ("MINIGRAD_RELEASE_BLAS_THREADS", ["1", "0"])
+    records = compare.interleaved("train_step", ["minigrad"], 1,
+                                  ["--config", "tiny", "--steps", "1", "--warmup", "0"], setting)
+    assert list(records) == ["MINIGRAD_RELEASE_BLAS_THREADS=1", "MINIGRAD_RELEASE_BLAS_THREADS=0"]
+    on, off = (runs[0] for runs in records.values())
+    assert off["blas_release"] == "off (MINIGRAD_RELEASE_BLAS_THREADS=0)" != on["blas_release"]
+    lines = compare.report(records)
+    assert "optimizer phase" in lines[1] and "optimizer phase" in lines[2]
+    assert any(line.strip().startswith(
+        "MINIGRAD_RELEASE_BLAS_THREADS=1/MINIGRAD_RELEASE_BLAS_THREADS=0 optimizer phase: ")
+        for line in lines)
+
+
 def test_the_numpy_floor_computes_minigrads_gradients():
     op_overhead = _load("op_overhead")
     floor = op_overhead.numpy_step(31, "cpu")()
@@ -47,6 +62,24 @@ def _count(config, monkeypatch, fused=False):
     train_step = _load("train_step")
     configs = _load("configs")
     return train_step.count(configs.CONFIGS[config], steps=1, warmup=1, fused=fused)
+
+
+@pytest.mark.parametrize("release", ["1", "0"])
+def test_a_timed_step_on_the_cpu_says_whether_blas_workers_are_released(release, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    train_step = _load("train_step")
+    configs = _load("configs")
+    monkeypatch.setitem(train_step.GEMM_SIZE, "cpu", 64)
+    monkeypatch.setenv("MINIGRAD_RELEASE_BLAS_THREADS", release)
+    _, record = train_step.measure("minigrad", configs.CONFIGS["tiny"], "cpu", 1, 0)
+    from minigrad.backend.blas_threads import release_state
+
+    assert record["blas_release"] == release_state()
+    turned_off = record["blas_release"] == "off (MINIGRAD_RELEASE_BLAS_THREADS=0)"
+    assert turned_off == (release == "0")
+    assert train_step.describe(record).splitlines()[-1] == (
+        f"  OpenBLAS's idle workers released: {record['blas_release']}")
+    assert train_step.blas_release("torch", "cpu") is None
 
 
 def test_counting_a_tiny_step_finds_no_synchronization_and_few_launches(monkeypatch):

@@ -2,6 +2,7 @@
 (`minigrad.backend.blas_threads`), only when no other Python thread could be inside a product,
 and products work as before afterwards."""
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -47,6 +48,49 @@ def test_released_workers_stop_and_the_next_product_starts_them_again():
             assert int(without_workers) < int(with_workers)
     else:
         assert released == "False" and with_workers == without_workers
+
+
+def test_the_openblas_numpy_ships_is_found(monkeypatch):
+    """Where NumPy's BLAS is OpenBLAS (its Linux wheels), the release finds the call that stops
+    its workers: a NumPy whose OpenBLAS hides it (2.5's exports only `scipy_`-prefixed names)
+    fails here instead of leaving the workers spinning unnoticed."""
+    monkeypatch.delenv("MINIGRAD_RELEASE_BLAS_THREADS", raising=False)
+    monkeypatch.setattr(blas_threads, "_shutdowns", None)  # looked up again
+    if uses_openblas():
+        assert blas_threads._loaded_openblas_paths()
+        assert blas_threads._loaded_openblas_shutdowns()
+        assert blas_threads.release_state() == "on"
+    else:
+        assert blas_threads.release_state() == "no OpenBLAS shutdown found"
+    monkeypatch.setenv("MINIGRAD_RELEASE_BLAS_THREADS", "0")
+    assert blas_threads.release_state() == "off (MINIGRAD_RELEASE_BLAS_THREADS=0)"
+
+
+EXPORTED = ("blas_thread_shutdown_", "scipy_openblas_get_num_threads64_",
+            "openblas_get_num_threads64_", "openblas_get_num_threads")
+
+
+def test_a_function_found_in_the_symbol_table_is_where_the_loader_put_it():
+    """The ELF symbol table read by hand gives, at the library's load address, the address
+    that the dynamic loader gives for an exported function."""
+    paths = blas_threads._loaded_openblas_paths()
+    assert paths or not uses_openblas()
+    for path in paths:
+        library = ctypes.CDLL(path)
+        assert blas_threads._local_function_value(path, b"blas_thread_shutdown_") is not None
+        exported = [name for name in EXPORTED if hasattr(library, name)]
+        assert exported, path
+        for name in exported:
+            value = blas_threads._local_function_value(path, name.encode())
+            address = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+            assert blas_threads._load_address(library) + value == address, name
+        assert blas_threads._local_function_value(path, b"no_such_function_") is None
+
+
+def test_a_file_that_is_not_elf_has_no_symbols(tmp_path):
+    text = tmp_path / "libopenblas.so"
+    text.write_text("not a library")
+    assert blas_threads._local_function_value(str(text), b"blas_thread_shutdown_") is None
 
 
 class Calls:
