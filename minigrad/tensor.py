@@ -1,8 +1,9 @@
 """Tensor: an array on a device, plus what reverse-mode autodiff needs (grad, grad_fn).
 
-This module is the bottom layer: it knows no op. The ops install themselves as Tensor methods
-and operators where they are declared (`minigrad/ops/registry.py`), and the engine installs
-`backward` (`minigrad/autograd.py`); the methods here are built from those.
+This module is the bottom layer: it imports no op. `Tensor` inherits its op methods and
+operators from `TensorMethods` (`minigrad/tensor_methods.py`, generated from the op
+declarations), and the engine installs `backward` (`minigrad/autograd.py`); the methods here
+are built from those.
 """
 
 import numpy as np
@@ -10,6 +11,7 @@ import numpy as np
 from .backend import backend_of_array, get_backend, normalize_device
 from .errors import DeviceError, DTypeError
 from .hooks import HookHandle
+from .tensor_methods import TensorMethods
 
 _default_dtype = np.dtype(np.float32)
 
@@ -62,7 +64,7 @@ def as_array(data, dtype=None, backend=None):
     return array if copied else array.copy()
 
 
-class Tensor:
+class Tensor(TensorMethods):
     """An n-dimensional array with reverse-mode autodiff.
 
     `data` is the backend array (NumPy on 'cpu', CuPy on 'cuda'); `grad_fn` is the Function
@@ -213,6 +215,9 @@ class Tensor:
 
     def flatten(self):
         return self.reshape(-1)
+
+
+Operand = Tensor | float | np.ndarray | np.generic  # what an op of several inputs takes
 
 
 def tensor(data, requires_grad=False, dtype=None, device=None):

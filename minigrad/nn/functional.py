@@ -8,11 +8,10 @@ from ..autograd import is_anomaly_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..ops import nn as ops
 from ..ops import references
-from ..ops.elementwise import Relu, mask_array
+from ..ops.elementwise import mask_array
+from ..ops.functions import relu as relu  # mg.relu, also part of this API
 from ..ops.registry import InputSpec, op
 from ..tensor import Tensor
-
-relu = Relu.op.call  # mg.relu, also part of this API
 
 
 @op(functions=(ops.Softmax,), reference=references.softmax_reference, namespace="F",

@@ -105,15 +105,13 @@ class ToDevice(Function):
         return (grad.to(self.inputs[0].device),)
 
 
-def _reshape_method(self, *shape):
+def reshape_method(self, *shape):
+    """`x.reshape(2, 3)` or `x.reshape((2, 3))`."""
     return reshape(self, shape[0] if len(shape) == 1 else shape)
 
 
-_reshape_method.__name__ = "reshape"
-
-
-@op(functions=(Reshape,), reference=np.reshape, spec=InputSpec("reshape"),
-    method=_reshape_method, summary="the same elements in another shape")
+@op(functions=(Reshape,), reference=np.reshape, spec=InputSpec("reshape"), method="reshape",
+    method_function=reshape_method, summary="the same elements in another shape")
 def reshape(x, shape):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if shape == x.shape:
@@ -121,15 +119,14 @@ def reshape(x, shape):
     return Reshape.apply(x, shape=shape)
 
 
-def _transpose_method(self, *axes):
+def transpose_method(self, *axes):
+    """`x.transpose()`, `x.transpose(1, 0)` or `x.transpose((1, 0))`."""
     return transpose(self, axes[0] if len(axes) == 1 else (axes or None))
 
 
-_transpose_method.__name__ = "transpose"
-
-
 @op(functions=(Transpose,), reference=np.transpose, spec=InputSpec("transpose"),
-    method=_transpose_method, summary="a permutation of the axes (none given: reversed)")
+    method="transpose", method_function=transpose_method,
+    summary="a permutation of the axes (none given: reversed)")
 def transpose(x, axes=None):
     return Transpose.apply(x, axes=None if axes is None else tuple(axes))
 
