@@ -140,6 +140,11 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            raise OpDefinitionError(
+                f"{cls.__name__}: a Function defines no __init__ (apply makes one object per "
+                "call without running it); take parameters as keyword arguments of forward "
+                "and keep what backward needs on self there")
         if "name" not in cls.__dict__:
             cls.name = cls.__name__  # shown in errors, graphs and the op table
         builtin = cls.__module__.split(".")[0] == "minigrad"
