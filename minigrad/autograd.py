@@ -14,6 +14,8 @@ import itertools
 import operator
 import traceback
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 from .errors import (
     AnomalyError,
@@ -129,6 +131,14 @@ class Function:
     Functions defined outside minigrad; minigrad's own are checked by its tests, and cost the
     engine nothing). A one-input op's backward may return a bare Tensor instead of a 1-tuple.
     """
+
+    # set on each instance by apply (and, for inputs and what follows, only when recorded)
+    backend: Any
+    xp: Any  # the backend's array namespace: NumPy or CuPy
+    inputs: tuple[Tensor, ...]
+    sequence: int
+    created_at: str  # under detect_anomaly: the line of user code that made it
+    output: Callable[[], Any]  # a weak reference to the output (needs_output)
 
     name = "function"
     float_only = False
@@ -341,7 +351,9 @@ def _visit(order, pending, wanted, retain_graph, anomaly):
     inputs, each gradient summed back to its input's shape; then the op's saved arrays are
     released. The hot loop of the engine: the common steps are written out, the others are
     calls."""
-    found, handed_out, sums = {}, set(), pending.sums
+    found: dict = {}
+    handed_out: set[Tensor] = set()
+    sums = pending.sums
     for tensor in order:
         grad = pending.pop(tensor, None)
         if grad is None:

@@ -18,6 +18,7 @@ import os
 import secrets
 import zipfile
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,8 @@ def save(state, path):
     """Write `state` (nested dicts, lists, tuples of tensors, arrays and JSON scalars) to
     exactly `path`, atomically: a crash mid-write leaves any previous file as it was."""
     path = os.fspath(path)
-    arrays, stored = {}, {}
+    arrays: dict = {}
+    stored: dict = {}
     structure = _encode(state, arrays, stored, "state")
     header = json.dumps({"format": FORMAT, "version": VERSION, "structure": structure},
                         allow_nan=False)
@@ -43,8 +45,9 @@ def save(state, path):
     temporary = os.path.join(folder, f".{name}.{secrets.token_hex(8)}.tmp")
     try:
         with open(temporary, "xb") as file:
-            np.savez(file, **{HEADER: np.frombuffer(header.encode("utf-8"), np.uint8)},
-                     **arrays)
+            entries: dict[str, Any] = {
+                HEADER: np.frombuffer(header.encode("utf-8"), np.uint8), **arrays}
+            np.savez(file, **entries)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
@@ -140,7 +143,7 @@ def _read(archive, path, backend):
                               f"{VERSION} only (saved by another minigrad version?)")
     if "structure" not in header:
         raise CheckpointError(f"load: {path} has no 'structure' in its '{HEADER}' entry")
-    loaded = {}
+    loaded: dict = {}
     state = _decode(header["structure"], archive, path, backend, loaded)
     unexpected = sorted(set(archive.files) - set(loaded) - {HEADER})
     if unexpected:

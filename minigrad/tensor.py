@@ -6,6 +6,8 @@ declarations), and the engine installs `backward` (`minigrad/autograd.py`); the 
 are built from those.
 """
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .backend import backend_of_array, get_backend, normalize_device
@@ -73,6 +75,9 @@ class Tensor(TensorMethods):
     __slots__ = ("data", "backend", "requires_grad", "grad", "grad_fn", "_retains_grad",
                  "_hooks", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to Tensor's operators (ndarray * Tensor)
+    # installed by minigrad/autograd.py: backward(gradient=None, retain_graph=False,
+    # create_graph=False) accumulates d(self)/d(leaf) into every leaf's `.grad`
+    backward: Callable[..., None]
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None):
         self.data = as_array(data, dtype, get_backend(device) if device is not None else None)
@@ -225,7 +230,7 @@ def tensor(data, requires_grad=False, dtype=None, device=None):
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
-_scalars = {}  # (value, type, dtype, backend) -> a 0-d constant Tensor, reused across ops
+_scalars: dict = {}  # (value, type, dtype, backend) -> a 0-d constant Tensor, reused across ops
 
 
 def ensure_tensor(value, like):

@@ -11,7 +11,8 @@ def to_dot(tensor, name="graph"):
     Ops are boxes labelled with op name, shape and dtype of their output; leaves that require
     grad are ellipses; constants are dashed ellipses."""
     lines = [f'digraph "{name}" {{', "  rankdir=BT;", '  node [fontname="Helvetica"];']
-    ids, pending = {}, []
+    ids: dict = {}
+    pending: list = []
 
     def node_id(t):
         if id(t) not in ids:

@@ -23,7 +23,7 @@ class NCCLCommunicator:
     def __init__(self, mpi, cupy=None):
         if cupy is None:
             try:
-                import cupy
+                import cupy  # type: ignore[no-redef]
             except ImportError:
                 raise DistributedError("NCCL needs CuPy and its NCCL runtime: pip install "
                                        "-e '.[gpu]'") from None
@@ -32,8 +32,8 @@ class NCCLCommunicator:
         self.device = cupy.cuda.Device(self.local_rank)
         self.device.use()
         nccl = cupy.cuda.nccl
-        unique_id = list(nccl.get_unique_id()) if self.rank == 0 else None
-        unique_id = tuple(mpi.broadcast_object(unique_id, what="the broadcast of NCCL's id"))
+        own_id = list(nccl.get_unique_id()) if self.rank == 0 else None
+        unique_id = tuple(mpi.broadcast_object(own_id, what="the broadcast of NCCL's id"))
         self.comm = nccl.NcclCommunicator(self.world_size, unique_id, self.rank)
         self._sum = nccl.NCCL_SUM
         self._types = {"float16": nccl.NCCL_FLOAT16, "float32": nccl.NCCL_FLOAT32,

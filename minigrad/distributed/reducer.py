@@ -118,7 +118,8 @@ class GradientReducer:
     def _buckets(self):
         """Parameters in order, grouped: a large gradient alone, small ones up to
         `bucket_bytes` together (of one dtype)."""
-        bucket, size = [], 0
+        bucket: list = []
+        size = 0
         for _, parameter in self.named:
             if parameter.grad is None:  # not used by this rank's shard: contributes zeros
                 parameter.grad = zeros_like(parameter)

@@ -29,6 +29,12 @@ class Module:
     ordered names of its parameters, buffers and children, which is what `state_dict`,
     `parameters()` and `to()` walk."""
 
+    training: bool
+    _parameter_names: list[str]
+    _buffer_names: dict[str, bool]  # name -> persistent
+    _module_names: list[str]
+    _forward_hooks: dict
+
     def __init__(self):
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameter_names", [])

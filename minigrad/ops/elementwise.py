@@ -2,6 +2,8 @@
 
 import math
 import operator
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +15,7 @@ from .references import erf_reference, masked_fill_reference
 from .registry import InputSpec, op
 
 BINARY = InputSpec("elementwise")
-POSITIVE = {"low": 0.2, "high": 3.0}  # the domain of log and sqrt
+POSITIVE: dict[str, Any] = {"low": 0.2, "high": 3.0}  # the domain of log and sqrt
 
 
 class BinaryFunction(Function):
@@ -94,7 +96,7 @@ class _PairExtremum(BinaryFunction):
     """maximum / minimum of a and b: `xp.<name>`; at ties the gradient is split evenly
     (docs/conventions.md), elsewhere it goes to the input `a_wins` picks."""
 
-    a_wins = None  # the comparison of a with b that picks a
+    a_wins: Callable[..., Any]  # the comparison of a with b that picks a
 
     def forward(self, a, b):
         return getattr(self.xp, self.name)(a, b)

@@ -1,7 +1,9 @@
 """Reductions over `axis` (None, an int or a tuple) with `keepdims`, as NumPy defines them."""
 
 import builtins
+from collections.abc import Callable
 from contextlib import nullcontext
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +33,8 @@ def normalize_axes(name, axis, ndim):
 
 class Reduction(Function):
     """Shared bookkeeping: the reduced axes, and how to stretch a gradient back over them."""
+
+    reduce: Callable[..., Any]  # (x, axes, keepdims) -> the reduced array: each op's own
 
     def forward(self, x, axis=None, keepdims=False):
         self.axes = normalize_axes(self.name, axis, x.ndim)

@@ -143,9 +143,9 @@ def op(name: str | None = None, *, method: bool | str | None = None, overrides: 
     one declared elsewhere has its method and operators installed on Tensor, refusing a name
     Tensor already has unless `overrides=True`."""
 
-    def declare(target):
+    def declare(target: Any) -> Any:
         record = describe(target, name=name, method=method, **fields)
-        if isinstance(target, type):
+        if target is not record.function:  # a Function class
             target.name = record.name
         if _inside_minigrad(target):
             _TABLE.append(record)
@@ -157,7 +157,7 @@ def op(name: str | None = None, *, method: bool | str | None = None, overrides: 
     return declare
 
 
-def describe(target: Callable, *, reference: Callable | None, spec: InputSpec,
+def describe(target: Any, *, reference: Callable | None, spec: InputSpec,
              name: str | None = None, summary: str = "", functions: tuple = (),
              namespace: str | None = "mg", method: bool | str | None = None,
              operators: tuple = (), **fields: Any) -> Op:
@@ -199,7 +199,7 @@ def registered_functions() -> set[type]:
     return {fn for entry in _TABLE for fn in entry.functions}
 
 
-def forward_parameters(cls: type) -> list[inspect.Parameter]:
+def forward_parameters(cls: Any) -> list[inspect.Parameter]:
     """forward's parameters after self: the parameters of the op's public function."""
     return _forward_parameters(cls, cls.name)
 

@@ -53,7 +53,7 @@ class ExponentialMovingAverage:
             step *= weight
             average += step
 
-        tasks = {}  # backend -> its parameters' updates, run together
+        tasks: dict = {}  # backend -> its parameters' updates, run together
         for name, param in self.parameters.items():
             tasks.setdefault(param.backend, []).append((move, (self.averages[name], param.data)))
         for backend, updates in tasks.items():

@@ -61,7 +61,7 @@ class Optimizer:
         the step counts still advance (the host cannot know). A group whose parameters sit
         on one GPU with one dtype is updated at once (`flat.py`); other parameters one by
         one, reading `skip`."""
-        tasks = {}  # backend -> the updates of its parameters, run together
+        tasks: dict = {}  # backend -> the updates of its parameters, run together
         skipped = None
         for index, group in enumerate(self.param_groups):
             params = [param for param in group["params"] if param.grad is not None]
@@ -115,7 +115,9 @@ class Optimizer:
         """The hyperparameters of each group and the state of each parameter, by the
         parameter's position (counting through the groups in order). Arrays are shared with the
         optimizer, as PyTorch's; `mg.save` stores the whole dict."""
-        groups, states, position = [], [], 0
+        groups: list = []
+        states: list = []
+        position = 0
         for group in self.param_groups:
             params = group["params"]
             groups.append({**group, "params": list(range(position, position + len(params)))})

@@ -69,8 +69,9 @@ class Monitor:
     """Kernel launches and synchronizations since the last `reset()` (see the module doc)."""
 
     def __init__(self):
-        self.launches, self.syncs = Counter(), Counter()
-        self.bit_generators = Counter()  # random bit generators created, by kind
+        self.launches: Counter[str] = Counter()
+        self.syncs: Counter[str] = Counter()
+        self.bit_generators: Counter[str] = Counter()  # random bit generators created, by kind
         self.largest_array = 0  # elements of the largest array made
         self._quiet = 0  # > 0 inside a fused function: its inner calls are not launches
         self._forbidden = 0
@@ -291,7 +292,7 @@ class ndarray:  # noqa: N801  (CuPy's name)
 
     __slots__ = ("_a", "_device")
     __array_priority__ = 100
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as cupy.ndarray
 
     def __init__(self, shape, dtype=float):
         self._a = np.empty(shape, dtype)
@@ -451,21 +452,21 @@ for _name in _NDARRAY_METHODS:
     if callable(getattr(np.ndarray, _name)):
         setattr(ndarray, _name, _method(_name))
 
-for _name, _function in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                         ("truediv", np.true_divide), ("floordiv", np.floor_divide),
-                         ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
-                         ("and", np.bitwise_and), ("or", np.bitwise_or),
-                         ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-                         ("rshift", np.right_shift)]:
-    setattr(ndarray, f"__{_name}__", _binary(_function.__name__, _function))
-    setattr(ndarray, f"__r{_name}__", _binary(_function.__name__, _function, reflected=True))
-    setattr(ndarray, f"__i{_name}__", _binary(_function.__name__, _function, inplace=True))
-for _name, _function in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
-                         ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
-    setattr(ndarray, f"__{_name}__", _binary(_function.__name__, _function))
-for _name, _function in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
-                         ("invert", np.invert)]:
-    setattr(ndarray, f"__{_name}__", _unary(_function.__name__, _function))
+for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                      ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
+                      ("and", np.bitwise_and), ("or", np.bitwise_or),
+                      ("xor", np.bitwise_xor), ("lshift", np.left_shift),
+                      ("rshift", np.right_shift)]:
+    setattr(ndarray, f"__{_name}__", _binary(_ufunc.__name__, _ufunc))
+    setattr(ndarray, f"__r{_name}__", _binary(_ufunc.__name__, _ufunc, reflected=True))
+    setattr(ndarray, f"__i{_name}__", _binary(_ufunc.__name__, _ufunc, inplace=True))
+for _name, _ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                      ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
+    setattr(ndarray, f"__{_name}__", _binary(_ufunc.__name__, _ufunc))
+for _name, _one in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
+                    ("invert", np.invert)]:
+    setattr(ndarray, f"__{_name}__", _unary(_one.__name__, _one))
 
 
 # ----- the namespace -------------------------------------------------------------------------
