@@ -160,7 +160,7 @@ def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
         scores[:, 0] = 0.0  # one live beam at the start, so the first step is not repeated k times
         history = np.zeros((batch, beam_size, 0), dtype=np.int64)  # their tokens, on the host
         history_log_probs = np.zeros((batch, beam_size, 0))  # and those tokens' log-probs
-        finished = [[] for _ in range(batch)]  # per sentence: Hypothesis, best first
+        finished: list[list] = [[] for _ in range(batch)]  # per sentence: Hypothesis, best first
         done = np.zeros(batch, dtype=bool)
         for step in range(1, max_len + 1):
             log_probs = F.log_softmax(prefixes.next_logits(), axis=-1)  # (batch·k, vocab)

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from .training import TrainingConfig
 
@@ -18,7 +19,7 @@ class MainJob:
     `training`: the TrainingConfig of a new run (`training_config` gives it with changes)."""
 
     task: str
-    model: Mapping[str, object]
+    model: Mapping[str, Any]
     training: TrainingConfig
 
     def training_config(self, **changes) -> TrainingConfig:

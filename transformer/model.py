@@ -75,7 +75,7 @@ class DecoderCache:
     offset of the next token."""
 
     def __init__(self, n_layers):
-        self.layers = [{"self": {}, "cross": {}} for _ in range(n_layers)]
+        self.layers: list[dict[str, dict]] = [{"self": {}, "cross": {}} for _ in range(n_layers)]
         self.offset = 0
 
     def select(self, rows):

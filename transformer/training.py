@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -179,7 +180,7 @@ class Trainer:
         self.config = config
         self.communicator = communicator if communicator is not None else SingleProcess()
         self.chief = self.communicator.rank == 0  # the rank that logs, validates and saves
-        self.folder = RunFolder(out) if out is not None and self.chief else None  # made at
+        self.folder: Any = RunFolder(out) if out is not None and self.chief else None  # made at
         # the first write
         self.reducer = GradientReducer(model.named_parameters(), self.communicator,
                                        named_buffers=model.named_buffers())
@@ -201,14 +202,15 @@ class Trainer:
         self.average = ExponentialMovingAverage(model.named_parameters(), config.ema_decay) \
             if config.ema_decay else None  # what validation and best.npz use, if any
         self.step = 0
-        self._unread = []  # (step, loss, gradient norm) of the steps since the last read
-        self.best = None  # (exact_match, bleu, step) of the best validation so far
-        self.best_step = None  # the step of best.npz
+        self._unread: list = []  # (step, loss, gradient norm) of the steps since the last read
+        self.best: tuple | None = None  # (exact_match, bleu, step) of the best validation so far
+        self.best_step: int | None = None  # the step of best.npz
         self.train_seconds = 0.0  # in train_step and batching, over the whole run
         self.wall_seconds = 0.0  # in train() (validation and checkpoints too), whole run
         self._progress = None  # the tqdm bar while train() runs
         self._stop_requested = lambda: False  # this rank's Ctrl-C, while train() runs
-        self._stopping = None  # what every rank agreed at the last step: "interrupt", "time"
+        # what every rank agreed at the last step: "interrupt", "time"
+        self._stopping: str | None = None
 
     # ----- one step ---------------------------------------------------------------------------
     def train_step(self, batch, global_tokens=None):
@@ -224,7 +226,7 @@ class Trainer:
         batches = [batch] if isinstance(batch, Batch) else batch
         self.model.train()
         self.optimizer.zero_grad()
-        total = None
+        total: Any = None
         with self.reducer.no_sync():
             for micro in batches:
                 logits = self.model(micro.src, micro.tgt_in, micro.src_mask, micro.tgt_mask)
@@ -376,7 +378,7 @@ class Trainer:
     @contextmanager
     def _interruptible(self):
         """While training, the first Ctrl-C only asks the loop to stop after this step."""
-        requested = []
+        requested: list = []
         if threading.current_thread() is not threading.main_thread():
             yield lambda: False
             return

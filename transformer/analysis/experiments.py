@@ -27,6 +27,7 @@ smaller models and fewer steps: a smoke run, not the study.
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ REZERO_LR = 1e-3  # E8: the constant rate of the training after which ReZero is 
 PERTURBATION = 0.01  # E9: each weight matrix moves by this fraction of its own rms
 STACK_NAMES = {"encoder": "enc", "decoder": "dec"}
 
-VARIANTS = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "post-LN": dict(norm_first=False, residual="standard"),
     "pre-LN": dict(norm_first=True, residual="standard"),
     "post-LN, no skip": dict(norm_first=False, residual="none"),
@@ -156,7 +157,7 @@ def train(trainer, steps):
     """`steps` of `trainer.train_step` (the Trainer's step, without its logging, validation
     and checkpoints), each read. Returns each step's loss, NaN from a step where the loss
     diverged."""
-    losses = []
+    losses: list[float] = []
     try:
         while len(losses) < steps:
             trainer.train_step(trainer.data.next_batch())
@@ -247,8 +248,8 @@ class Check:
 
     label: str
     values: list
-    low: float = None
-    high: float = None
+    low: float | None = None
+    high: float | None = None
 
     @property
     def judged(self):
@@ -289,7 +290,7 @@ class Outcome:
     headline: str
     checks: list
     rows: list
-    figure: object
+    figure: Any  # a matplotlib Figure
     notes: list = field(default_factory=list)
 
     @property
@@ -331,7 +332,8 @@ def e1_expected_gradient_by_layer(study):
     (Shleifer et al. 2021) reports larger gradients in a pre-LN model's lower layers, so the
     pre-LN bound is one-sided."""
     depth, layers = study.scale.depth, list(range(1, study.scale.depth + 1))
-    panels, ratios = {}, {}
+    panels: dict = {}
+    ratios: dict = {}
     for stack in ("encoder", "decoder"):
         panels[stack] = {}
         for variant in ("post-LN", "pre-LN"):
@@ -363,7 +365,9 @@ def e2_last_layer_gradient_by_depth(study):
     and -1/2 against L."""
     depths = list(study.scale.depths)
     bounds = {"post-LN": (-0.25, 0.25), "pre-LN": (-0.8, -0.2)}
-    panels, theory, checks = {}, {}, []
+    panels: dict = {}
+    theory: dict = {}
+    checks: list = []
     for stack in ("encoder", "decoder"):
         panels[stack], theory[stack] = {}, {}
         for variant, expected in (("post-LN", 0.0), ("pre-LN", -0.5)):
@@ -478,7 +482,7 @@ def e4_without_skips(study):
         gradients[variant] = (layers, grad_in / grad_in[:, -1:])
         checks.append(Check(f"{variant}: grad layer 1/{depth}", grad_in[:, 0] / grad_in[:, -1],
                             *gradient_bounds[kind]))
-        per_seed = []
+        per_seed: Any = []
         for seed in range(study.scale.seeds):
             streams = layer_streams(study.model(variant, depth, seed), study.probes[0])
             per_seed.append([token_share(x, lengths) for x in streams["encoder"]])
@@ -508,7 +512,9 @@ def e4_without_skips(study):
 def training_runs(data, configs, seeds, steps, batch_size, depth, sizes, finish):
     """Train every config {label: (variant, schedule)} for `seeds` seeds. Returns CSV rows,
     {label: (steps, losses (n_seeds, steps))} and {label: [finish(model, losses) per seed]}."""
-    rows, curves, results = [], {}, {}
+    rows: list = []
+    curves: dict = {}
+    results: dict = {}
     for label, (variant, schedule) in configs.items():
         losses, results[label] = [], []
         for seed in range(seeds):
@@ -604,7 +610,10 @@ def e7_skip_versus_branch(study):
     shrinks against the skip's as the stream grows: share_l = ‖branch part‖ / ‖∂L/∂s‖ ∝
     1/‖x_l‖. The post-LN shares are reported beside them."""
     depth, layers = study.scale.depth, list(range(1, study.scale.depth + 1))
-    panels, theory, fits, post_last = {}, {}, [], []
+    panels: dict = {}
+    theory: dict = {}
+    fits: list = []
+    post_last: list = []
     for stack, sublayer in BLOCK_TYPES:
         title = f"{STACK_NAMES[stack]} {sublayer}"
         panels[title] = {}

@@ -3,6 +3,7 @@ hooks that every ResidualBlock's observer registers while recording, and the row
 
 import csv
 import json
+from typing import Any
 
 from ..training import Callback
 
@@ -20,7 +21,7 @@ def residual_blocks(model):
                     yield stack, number, sublayer, getattr(layer, sublayer)
 
 
-def parameter_place(name):
+def parameter_place(name: str) -> tuple[str | None, int | None, str | None]:
     """(stack, layer, sublayer) of a dotted parameter name, None where the name does not say:
     "encoder.layers.0.ffn.sublayer.linear2.weight" -> ("encoder", 1, "ffn")."""
     parts = name.split(".")
@@ -101,7 +102,7 @@ class GradientFlowRecorder(Callback):
         self.rows = []
         self.passes = 0  # the step number of the last closed pass
         self._pass_rows, self._ran, self._handles = [], set(), []
-        self._weights = None  # copies taken by end_pass, for update_ratio
+        self._weights: Any = None  # copies taken by end_pass, for update_ratio
         self._observing = True  # False while the Trainer runs a step that is not sampled
         self._step_start = 0  # where the rows of the Trainer's step under way begin
 

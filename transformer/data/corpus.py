@@ -18,6 +18,7 @@ the file's pages are not kept in the process's memory).
 import hashlib
 import os
 from array import array
+from typing import Any
 
 import numpy as np
 
@@ -77,8 +78,8 @@ class PairsFile:
         self._starts = np.frombuffer(starts, np.int64)
         self._tabs = np.frombuffer(tabs, np.uint32)
         self._ends = np.frombuffer(ends, np.uint32)
-        self._source_keys = np.frombuffer(source_keys, np.uint64)
-        self._pair_keys = np.frombuffer(pair_keys, np.uint64)
+        self._source_keys: Any = np.frombuffer(source_keys, np.uint64)  # None once drawn
+        self._pair_keys: Any = np.frombuffer(pair_keys, np.uint64)
         self.n_lines = len(starts)  # good lines, duplicates included
         self.n_duplicates = 0  # known once split
         self._split = None  # (seed, the splits) once split
@@ -102,7 +103,7 @@ class PairsFile:
     def __len__(self):
         return self.n_lines
 
-    def pair(self, row):
+    def pair(self, row: int) -> tuple[str, str]:
         """(source, target) text of pair `row`, read from the file."""
         start, tab, end = int(self._starts[row]), int(self._tabs[row]), int(self._ends[row])
         fd = os.open(self.path, os.O_RDONLY)
