@@ -12,6 +12,8 @@ a tuple as {"__tuple__": [...]}; a NaN or infinite float as {"__float__": "nan" 
 runs code, and checks every entry against the structure.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
@@ -32,7 +34,7 @@ HEADER = "__minigrad__"
 _MARKERS = ("__array__", "__tuple__", "__float__")
 
 
-def save(state, path):
+def save(state, path) -> None:
     """Write `state` (nested dicts, lists, tuples of tensors, arrays and JSON scalars) to
     exactly `path`, atomically: a crash mid-write leaves any previous file as it was."""
     path = os.fspath(path)
@@ -99,7 +101,7 @@ def _is_array(value):
                                                                                   np.generic)
 
 
-def load(path, device=None):
+def load(path, device=None) -> Any:
     """Read a checkpoint written by `save`. Tensors come back as `Tensor`s on `device` (default:
     the default device), arrays as NumPy arrays. Anything truncated, corrupt, of another
     format or version, or that disagrees with its own structure raises `CheckpointError`."""

@@ -24,7 +24,7 @@ class _Prefixes:
     The rows share `memory` row by row; beam search reorders rows only among the beams of one
     sentence, whose memory rows are equal, so the memory itself never needs reordering."""
 
-    def __init__(self, model, memory, src_mask, bos_id, use_cache):
+    def __init__(self, model, memory, src_mask, bos_id, use_cache) -> None:
         self.model, self.memory, self.src_mask = model, memory, src_mask
         rows = memory.shape[0]
         self.tokens = mg.full((rows, 1), bos_id, dtype="int64", device=memory.device)  # (rows, t)
@@ -36,7 +36,7 @@ class _Prefixes:
         hidden = self.model.decode(new, self.memory, self.src_mask, cache=self.cache)
         return self.model.generator(hidden[:, -1])
 
-    def append(self, next_ids, parents=None):
+    def append(self, next_ids, parents=None) -> None:
         """Row i becomes prefix parents[i] (default: row i itself) followed by next_ids[i]."""
         if parents is not None:
             self.tokens = self.tokens[parents]
@@ -93,7 +93,7 @@ def _length_penalty(length, alpha):
     return ((5 + length) / 6) ** alpha
 
 
-def _keep(hypotheses, hypothesis, limit):
+def _keep(hypotheses, hypothesis, limit) -> None:
     """Insert `hypothesis` into a best-first list holding at most `limit` of them."""
     hypotheses.append(hypothesis)
     hypotheses.sort(key=lambda kept: -kept.score)
@@ -167,8 +167,10 @@ def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
             vocab = log_probs.shape[-1]
             totals = log_probs.reshape(batch, beam_size, vocab) + mg.tensor(
                 scores[:, :, None], dtype=log_probs.dtype, device=device)
-            values, indices = mg.topk(totals.reshape(batch, beam_size * vocab), 2 * beam_size)
-            values, indices = values.numpy().astype(np.float64), indices.numpy()  # (batch, 2k)
+            top_values, top_indices = mg.topk(totals.reshape(batch, beam_size * vocab),
+                                              2 * beam_size)
+            values = top_values.numpy().astype(np.float64)  # (batch, 2k)
+            indices = top_indices.numpy()
             parent, token = np.divmod(indices, vocab)
             with np.errstate(invalid="ignore"):  # -inf less -inf: a candidate never kept
                 token_log_probs = values - np.take_along_axis(scores, parent, axis=1)
@@ -212,11 +214,11 @@ def beam_search(model, src, beam_size, max_len, bos_id, eos_id, length_penalty=0
     `(batch,)`."""
     best = [hypotheses[0] for hypotheses in beam_search_n_best(
         model, src, beam_size, max_len, bos_id, eos_id, 1, length_penalty, use_cache, src_mask)]
-    out = np.full((len(best), max(len(h.tokens) for h in best)), model.config.pad_id,
-                  dtype=np.int64)
+    tokens = np.full((len(best), max(len(h.tokens) for h in best)), model.config.pad_id,
+                     dtype=np.int64)
     for b, hypothesis in enumerate(best):
-        out[b, :len(hypothesis.tokens)] = hypothesis.tokens
-    out = mg.tensor(out, device=model.device)
+        tokens[b, :len(hypothesis.tokens)] = hypothesis.tokens
+    out = mg.tensor(tokens, device=model.device)
     if return_scores:
         return out, mg.tensor(np.array([h.score for h in best]),
                               dtype=model.generator.weight.dtype, device=model.device)

@@ -17,7 +17,7 @@ class ResidualBlock(nn.Module):
     The one place the study tools observe (x, F(x), s, output): set
     `observer(block, x, branch, s, out)` to see them."""
 
-    def __init__(self, sublayer, d_model, dropout, norm_first=False, residual="standard"):
+    def __init__(self, sublayer, d_model, dropout, norm_first=False, residual="standard") -> None:
         super().__init__()
         self.sublayer = sublayer
         self.norm_first, self.residual = norm_first, residual
@@ -29,12 +29,12 @@ class ResidualBlock(nn.Module):
         self.observer = None
 
     @property
-    def has_skip(self):
+    def has_skip(self) -> bool:
         """Whether the block adds its input to the branch (s = x + branch)."""
         return self.residual in ("standard", "rezero")
 
     @property
-    def has_norm(self):
+    def has_norm(self) -> bool:
         """Whether the block has a LayerNorm (before the sublayer pre-LN, after it post-LN)."""
         return self.residual in ("standard", "none")
 
@@ -49,14 +49,14 @@ class ResidualBlock(nn.Module):
             self.observer(self, x, branch, s, out)
         return out
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"norm_first={self.norm_first}, residual={self.residual!r}"
 
 
 class FeedForward(nn.Module):
     """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position alike (paper §3.3)."""
 
-    def __init__(self, d_model, d_ff, activation="relu"):
+    def __init__(self, d_model, d_ff, activation="relu") -> None:
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.activation = nn.ReLU() if activation == "relu" else nn.GELU()
@@ -74,7 +74,7 @@ def _block(config, sublayer):
 class EncoderLayer(nn.Module):
     """Self-attention over the source, then the feed-forward network."""
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         super().__init__()
         attention = MultiHeadAttention(config.d_model, config.n_heads, config.attention_dropout)
         self.self_attn = _block(config, attention)
@@ -89,7 +89,7 @@ class DecoderLayer(nn.Module):
     """Masked self-attention over the target so far, attention over the encoder output
     (keys and values from the memory), then the feed-forward network."""
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         super().__init__()
         self.self_attn = _block(config, MultiHeadAttention(
             config.d_model, config.n_heads, config.attention_dropout))

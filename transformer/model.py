@@ -14,7 +14,7 @@ from .positional import PositionalEncoding
 class _Stack(nn.Module):
     """Embedding × sqrt(d_model) + positions, dropout, N layers, and (pre-LN) a final norm."""
 
-    def __init__(self, config, vocab_size, layer_type, n_layers, stack, table=None):
+    def __init__(self, config, vocab_size, layer_type, n_layers, stack, table=None) -> None:
         super().__init__()
         self.scale = math.sqrt(config.d_model)
         self.embedding = nn.Embedding(vocab_size, config.d_model, weight=table if table is not None
@@ -43,7 +43,7 @@ def embedding_table(vocab_size, d_model):
 
 
 class Encoder(_Stack):
-    def __init__(self, config, table=None):
+    def __init__(self, config, table=None) -> None:
         super().__init__(config, config.src_vocab_size, EncoderLayer, config.n_encoder_layers,
                          "encoder", table)
 
@@ -55,7 +55,7 @@ class Encoder(_Stack):
 
 
 class Decoder(_Stack):
-    def __init__(self, config, table=None):
+    def __init__(self, config, table=None) -> None:
         super().__init__(config, config.tgt_vocab_size, DecoderLayer, config.n_decoder_layers,
                          "decoder", table)
 
@@ -74,11 +74,11 @@ class DecoderCache:
     values so far and the cross-attention keys and values (computed once); the position
     offset of the next token."""
 
-    def __init__(self, n_layers):
+    def __init__(self, n_layers) -> None:
         self.layers: list[dict[str, dict]] = [{"self": {}, "cross": {}} for _ in range(n_layers)]
         self.offset = 0
 
-    def select(self, rows):
+    def select(self, rows) -> None:
         """Keep batch rows `rows` (an int array/tensor), e.g. the surviving beams."""
         for layer in self.layers:
             for part in layer.values():
@@ -90,7 +90,7 @@ class Transformer(nn.Module):
     """encode(src) -> memory; decode(tgt_in, memory, src_mask) -> hidden states;
     generator(hidden) -> logits over the target vocabulary; forward(src, tgt_in) -> logits."""
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         super().__init__()
         if not isinstance(config, TransformerConfig):
             config = TransformerConfig(**config)

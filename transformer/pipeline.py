@@ -32,7 +32,7 @@ class ResumeConflict(ConfigError):
     """Options given to a resumed run that differ from the run's own: `conflicts` holds
     (name, given, saved) for each."""
 
-    def __init__(self, folder, conflicts):
+    def __init__(self, folder, conflicts) -> None:
         self.conflicts = conflicts
         listed = "; ".join(f"{name} {given!r} (the run has {saved!r})"
                            for name, given, saved in conflicts)
@@ -151,7 +151,7 @@ def _trainer(out, model_config, training_config, splits, vocab, tokenizer, commu
                    tokenizer=tokenizer, communicator=communicator)
 
 
-def _write_first_state(staging, config, trainer):
+def _write_first_state(staging, config, trainer) -> None:
     """A new run's first files, into its staging folder: config.json, vocab.json, the
     tokenizer's models, an empty metrics.jsonl and the step-0 last.npz."""
     staging.write_json("config.json", config)

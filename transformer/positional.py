@@ -29,7 +29,7 @@ def sinusoidal_encoding(max_len, d_model, interleaved=True):
 class PositionalEncoding(nn.Module):
     """Adds the position vector of each position to a sequence of embeddings (batch, len, d)."""
 
-    def __init__(self, kind, max_len, d_model):
+    def __init__(self, kind, max_len, d_model) -> None:
         super().__init__()
         self.kind, self.max_len = kind, max_len
         if kind == "learned":
@@ -46,5 +46,5 @@ class PositionalEncoding(nn.Module):
                 f"max_len={self.max_len}; raise TransformerConfig.max_len or shorten the input")
         return x + self.table[offset:offset + length]
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"kind={self.kind!r}, max_len={self.max_len}"

@@ -33,7 +33,7 @@ RUN_FILES = ("config.json", "vocab.json", "last.npz", "best.npz", "metrics.jsonl
 class RunFolder:
     """Paths and small readers/writers of one run's folder."""
 
-    def __init__(self, path):
+    def __init__(self, path) -> None:
         self.path = Path(path)
 
     def file(self, name):
@@ -69,7 +69,7 @@ class RunFolder:
                 "changed: continue it with --resume, replace it with --overwrite, or choose "
                 "another --out")
 
-    def create(self, write_first_state, overwrite=False):
+    def create(self, write_first_state, overwrite=False) -> None:
         """Make this folder a new run: `write_first_state(staging)` fills a RunFolder beside
         it, which then replaces this folder whole (an old run only with `overwrite`)."""
         self.check_new_run(overwrite)
@@ -90,7 +90,7 @@ class RunFolder:
         finally:
             shutil.rmtree(staging.path, ignore_errors=True)
 
-    def recover(self):
+    def recover(self) -> None:
         """Put back an old run that an interrupted replacement left aside."""
         replaced = self._replaced()
         if replaced.exists():
@@ -103,7 +103,7 @@ class RunFolder:
         return self.path.parent / f".{self.path.name}.replaced"
 
     # ----- files -------------------------------------------------------------------------------
-    def write_json(self, name, value):
+    def write_json(self, name, value) -> None:
         """Atomic write: a temporary file in the folder, then a rename."""
         self.path.mkdir(parents=True, exist_ok=True)
         temporary = self.file(name + ".tmp")
@@ -121,7 +121,7 @@ class RunFolder:
             raise CheckpointError(f"{path} is not valid JSON ({error}); the run folder is "
                                   "damaged") from None
 
-    def append_metrics(self, record):
+    def append_metrics(self, record) -> None:
         """One whole line per record (a single write)."""
         self.path.mkdir(parents=True, exist_ok=True)
         with open(self.file("metrics.jsonl"), "a") as file:
@@ -139,7 +139,7 @@ class RunFolder:
                 raise CheckpointError(f"{path}, line {number}: not a JSON record") from None
         return records
 
-    def truncate_metrics(self, step):
+    def truncate_metrics(self, step) -> None:
         """Keep the records of steps up to `step` (a resumed run repeats the steps after its
         checkpoint), atomically."""
         kept = [r for r in self.metrics_records() if r.get("step", 0) <= step]
@@ -163,7 +163,7 @@ class RunFolder:
     def vocab(self):
         return Vocab.load(self.file("vocab.json"))
 
-    def write_tokenizer(self, tokenizer):
+    def write_tokenizer(self, tokenizer) -> None:
         """The subword models beside the vocabulary (a word-level run has no files)."""
         for side, name in TOKENIZER_FILES.items() if tokenizer.kind == "subword" else ():
             temporary = self.file(name + ".tmp")

@@ -142,13 +142,13 @@ class Callback:
     other entries (`lr`, `step`, `epoch`, `time_s`, `tokens_per_s`) are numbers. Validation
     runs on rank 0 only, and its record holds numbers."""
 
-    def on_backward_end(self, trainer, step, batch):
+    def on_backward_end(self, trainer, step, batch) -> None:
         pass
 
-    def on_step_end(self, trainer, step, record):
+    def on_step_end(self, trainer, step, record) -> None:
         pass
 
-    def on_validation(self, trainer, step, record):
+    def on_validation(self, trainer, step, record) -> None:
         pass
 
 
@@ -174,7 +174,7 @@ class Trainer:
 
     def __init__(self, model, data, valid, vocab, config, out=None, callbacks=(),
                  tokenizer=WORDS, communicator=None, optimizer: Optimizer | None = None,
-                 scheduler: LRScheduler | None = None, loss: Loss | None = None):
+                 scheduler: LRScheduler | None = None, loss: Loss | None = None) -> None:
         self.model, self.data, self.valid, self.vocab = model, data, valid, vocab
         self.tokenizer = tokenizer
         self.config = config
@@ -278,7 +278,7 @@ class Trainer:
                     self._stop_not_finite(step, name, float(value))
         return {"loss": float(values[-2]), "grad_norm": float(values[-1])}
 
-    def _agree(self, record, read):
+    def _agree(self, record, read) -> None:
         """Whether to stop, and (at read steps) the global loss. One process decides alone
         after every step: Ctrl-C, or its time is up. Several ranks agree at read steps, in the
         step's one small collective: the sum of their loss shares (the global batch's loss,
@@ -307,7 +307,7 @@ class Trainer:
             "the learning rate (lr_factor) or clip gradients harder (clip_norm)")
 
     # ----- the loop ---------------------------------------------------------------------------
-    def train(self):
+    def train(self) -> bool:
         """Run until `config.steps` (or the time limit). Ctrl-C finishes the current step, saves
         `last.npz` and returns False (a second Ctrl-C stops at once)."""
         self._progress = self._progress_bar() if self.chief else None
@@ -336,7 +336,7 @@ class Trainer:
         self.save("last")
         return True
 
-    def _one_step(self):
+    def _one_step(self) -> None:
         started = time.perf_counter()
         batches, global_tokens = self._next_shards()
         record = self.train_step(batches, global_tokens)
@@ -443,7 +443,7 @@ class Trainer:
         average if the run keeps one, else its own."""
         return nullcontext() if self.average is None else self.average.applied()
 
-    def _log(self, record):
+    def _log(self, record) -> None:
         """Append `record` to metrics.jsonl; without a progress bar, print training records
         too (validation records are always printed)."""
         if self.folder is not None:
@@ -451,7 +451,7 @@ class Trainer:
         if not self.config.progress and record["split"] == "train":
             self._print(describe(record))
 
-    def _print(self, line):
+    def _print(self, line) -> None:
         """A line above the progress bar (tqdm.write), or a plain line without one."""
         if self._progress is not None:
             self._progress.write(line, file=sys.stdout)
@@ -493,7 +493,7 @@ class Trainer:
         self.train_seconds = float(state["train_seconds"])
         self.wall_seconds = float(state.get("wall_seconds", self.train_seconds))
 
-    def _set_rng_state(self, state):
+    def _set_rng_state(self, state) -> None:
         """This rank's random state: its own if the checkpoint has one (saved at this world
         size), rank 0's for rank 0, else a seed of its rank and step."""
         rank, world = self.communicator.rank, self.communicator.world_size
@@ -505,7 +505,7 @@ class Trainer:
         else:
             mg.manual_seed(rank_seed(self.config.seed, rank, int(state["step"])))
 
-    def save(self, which):
+    def save(self, which) -> None:
         """Write `last.npz` or `best.npz` atomically (a crash mid-write keeps the old file).
         With several ranks, every rank saves "last" at the same step (their random states are
         gathered into it) and rank 0 writes; "best" is rank 0's alone."""

@@ -67,7 +67,7 @@ class TranslationResult:
 class Translator:
     """`Translator.from_checkpoint("runs/toy-en-es").translate(["the ball is blue"])`."""
 
-    def __init__(self, model, vocab, tokenizer=WORDS):
+    def __init__(self, model, vocab, tokenizer=WORDS) -> None:
         self.model, self.vocab, self.tokenizer = model.eval(), vocab, tokenizer
 
     @classmethod
@@ -86,7 +86,7 @@ class Translator:
                     f"{self.model.config.max_len} (its max_len)")
         return None
 
-    def warn_about_words(self, sentence):
+    def warn_about_words(self, sentence) -> None:
         """Report on stderr the words of `sentence` the model never read in training: not in
         the vocabulary at all, or seen only on the target side."""
         tokens = self.tokenizer.source(sentence)

@@ -20,7 +20,7 @@ class NCCLCommunicator:
 
     name = "NCCL"
 
-    def __init__(self, mpi, cupy=None):
+    def __init__(self, mpi, cupy=None) -> None:
         if cupy is None:
             try:
                 import cupy  # type: ignore[no-redef]
@@ -45,7 +45,7 @@ class NCCLCommunicator:
         return self.mpi.context
 
     @context.setter
-    def context(self, value):
+    def context(self, value) -> None:
         self.mpi.context = value
 
     def takes(self, array):
@@ -85,15 +85,15 @@ class NCCLCommunicator:
     def broadcast_object(self, value, root=0, what="broadcast"):
         return self.mpi.broadcast_object(value, root, what)
 
-    def barrier(self, what="barrier"):
+    def barrier(self, what="barrier") -> None:
         self.synchronize(what)
         self.mpi.barrier(what)
 
-    def synchronize(self, what="the device"):
+    def synchronize(self, what="the device") -> None:
         """Wait for this rank's stream (its NCCL calls included), under the deadline."""
         stream = self.cupy.cuda.get_current_stream()
 
-        def expired(waited):
+        def expired(waited) -> None:
             self.mpi.abort(
                 f"rank {self.rank} of {self.world_size} waited {waited:.0f} s for the GPU "
                 f"to finish {what}{' at ' + self.context if self.context else ''}; an NCCL "

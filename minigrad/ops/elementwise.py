@@ -1,5 +1,7 @@
 """Elementwise ops: arithmetic with NumPy broadcasting, unary math, clip, where, masked_fill."""
 
+from __future__ import annotations
+
 import math
 import operator
 from collections.abc import Callable
@@ -21,7 +23,7 @@ POSITIVE: dict[str, Any] = {"low": 0.2, "high": 3.0}  # the domain of log and sq
 class BinaryFunction(Function):
     """Broadcasting a op b: a shape mismatch is reported with both shapes."""
 
-    def explain_failure(self, a, b):
+    def explain_failure(self, a, b) -> None:
         broadcast_shape(self.name, a.shape, b.shape)
 
 
@@ -387,7 +389,7 @@ def mask_array(name, mask, like):
 
 @op(functions=(Where,), reference=np.where, spec=InputSpec("where"),
     summary="a where the condition is True, else b")
-def where(condition, a, b):
+def where(condition, a, b) -> Tensor:
     """a where condition is True, else b (NumPy's where; a and b may be scalars)."""
     like = a if isinstance(a, Tensor) else b
     if not isinstance(like, Tensor):
@@ -398,13 +400,13 @@ def where(condition, a, b):
 @op(functions=(MaskedFill,), reference=masked_fill_reference, method=True,
     spec=InputSpec("masked_fill", options={"value": (0.0, -1.5)}),
     summary="value where the mask is True (True = masked out)")
-def masked_fill(x, mask, value):
+def masked_fill(x, mask, value) -> Tensor:
     return MaskedFill.apply(x, mask=mask_array("masked_fill", mask, x), value=value)
 
 
 @op(functions=(AsType,), reference=lambda x, dtype: x.astype(dtype), namespace=None, method=True,
     spec=InputSpec("unary", options={"dtype": ("float32",)}), summary="a change of dtype", eps=0.1)
-def astype(x, dtype):
+def astype(x, dtype) -> Tensor:
     dtype = np.dtype(dtype)
     if dtype == x.dtype:
         return x

@@ -1,5 +1,7 @@
 """Reductions over `axis` (None, an int or a tuple) with `keepdims`, as NumPy defines them."""
 
+from __future__ import annotations
+
 import builtins
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -15,7 +17,7 @@ from .registry import InputSpec, op
 REDUCE = InputSpec("reduce")
 
 
-def normalize_axes(name, axis, ndim):
+def normalize_axes(name, axis, ndim) -> tuple[int, ...]:
     """axis (None | int | tuple) -> a sorted tuple of non-negative axes, checked."""
     if axis is None:
         return tuple(range(ndim))

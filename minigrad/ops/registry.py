@@ -24,7 +24,7 @@ declared: a name `Tensor` already has is refused unless the declaration says
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..autograd import Function
 from ..errors import OpDefinitionError
@@ -123,6 +123,8 @@ class Op:
         return any(fn.float_only for fn in self.functions)
 
 
+Declared = TypeVar("Declared")  # the decorated class or function, returned as it is
+
 _TABLE: list[Op] = []  # the ops declared inside minigrad, in the order they were declared
 
 # Operators whose Tensor is the right operand: `2 - x` calls x.__rsub__(2) = subtract(2, x).
@@ -130,7 +132,7 @@ REFLECTED = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__
 
 
 def op(name: str | None = None, *, method: bool | str | None = None, overrides: bool = False,
-       **fields: Any) -> Callable:
+       **fields: Any) -> Callable[[Declared], Declared]:
     """Declare an op: decorate its `Function` subclass (its public function takes forward's
     parameters) or the function users call (then `functions` names the classes it runs).
 
@@ -143,15 +145,16 @@ def op(name: str | None = None, *, method: bool | str | None = None, overrides: 
     one declared elsewhere has its method and operators installed on Tensor, refusing a name
     Tensor already has unless `overrides=True`."""
 
-    def declare(target: Any) -> Any:
-        record = describe(target, name=name, method=method, **fields)
-        if target is not record.function:  # a Function class
-            target.name = record.name
-        if _inside_minigrad(target):
+    def declare(target: Declared) -> Declared:
+        declared: Any = target  # a Function class or a function, given attributes here
+        record = describe(declared, name=name, method=method, **fields)
+        if declared is not record.function:  # a Function class
+            declared.name = record.name
+        if _inside_minigrad(declared):
             _TABLE.append(record)
         else:
             _install_on_tensor(record, overrides)
-        target.op = record
+        declared.op = record
         return target
 
     return declare

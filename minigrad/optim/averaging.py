@@ -30,7 +30,7 @@ class ExponentialMovingAverage:
     """The moving averages of named parameters (`module.named_parameters()`), arrays on each
     parameter's device, starting at the parameters' values."""
 
-    def __init__(self, named_parameters, decay=0.999):
+    def __init__(self, named_parameters, decay=0.999) -> None:
         if not 0 < decay < 1:
             raise ConfigError(f"ExponentialMovingAverage: decay must be in (0, 1), got {decay}")
         self.decay = float(decay)
@@ -43,12 +43,12 @@ class ExponentialMovingAverage:
         t = self.updates + 1
         return min(self.decay, (1 + t) / (10 + t))
 
-    def update(self):
+    def update(self) -> None:
         """Move every average towards its parameter's current value (after optimizer.step())."""
         weight = 1.0 - self.current_decay()
         self.updates += 1
 
-        def move(average, value):  # blocks of the arrays, in place
+        def move(average, value) -> None:  # blocks of the arrays, in place
             step = value - average
             step *= weight
             average += step

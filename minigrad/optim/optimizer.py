@@ -17,11 +17,11 @@ class Optimizer:
     of its group's flat array at the first step, `flat.py`.)
     """
 
-    def __init__(self, params, defaults):
+    def __init__(self, params, defaults) -> None:
         self.defaults = dict(defaults)
-        self.param_groups = []
-        self.state = {}
-        self._flat = {}  # group index -> its FlatGroup (parameters on a GPU)
+        self.param_groups: list[dict] = []
+        self.state: dict = {}
+        self._flat: dict = {}  # group index -> its FlatGroup (parameters on a GPU)
         groups = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
             raise ConfigError(f"{type(self).__name__}: got an empty list of parameters; pass "
@@ -46,13 +46,13 @@ class Optimizer:
             taken.add(id(param))
         self.param_groups.append({**self.defaults, **group, "params": params})
 
-    def zero_grad(self):
+    def zero_grad(self) -> None:
         """Forget every gradient (set to None), before the next backward pass."""
         for group in self.param_groups:
             for param in group["params"]:
                 param.grad = None
 
-    def step(self, skip=None):
+    def step(self, skip=None) -> None:
         """One update of every parameter that has a gradient; the others are skipped.
 
         `skip`: None, or a 0-d boolean tensor (a non-finite loss or gradient, say): where it

@@ -68,7 +68,7 @@ class CUDARuntimeError(RuntimeError):
 class Monitor:
     """Kernel launches and synchronizations since the last `reset()` (see the module doc)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.launches: Counter[str] = Counter()
         self.syncs: Counter[str] = Counter()
         self.bit_generators: Counter[str] = Counter()  # random bit generators created, by kind
@@ -76,7 +76,7 @@ class Monitor:
         self._quiet = 0  # > 0 inside a fused function: its inner calls are not launches
         self._forbidden = 0
 
-    def reset(self):
+    def reset(self) -> None:
         self.launches.clear()
         self.syncs.clear()
         self.bit_generators.clear()
@@ -90,7 +90,7 @@ class Monitor:
     def sync_count(self):
         return sum(self.syncs.values())
 
-    def launch(self, what, count=1):
+    def launch(self, what, count=1) -> None:
         if not self._quiet:
             self.launches[what] += count
 
@@ -126,13 +126,13 @@ def _current():
 class Device:
     """cupy.cuda.Device: `with Device(n):` makes n current inside the block, `.use()` for good."""
 
-    def __init__(self, device=None):
+    def __init__(self, device=None) -> None:
         self.id = _current() if device is None else int(device)
         if not 0 <= self.id < _Devices.count:
             raise CUDARuntimeError("cudaErrorInvalidDevice: invalid device ordinal")
-        self._previous = []
+        self._previous: list = []
 
-    def use(self):
+    def use(self) -> None:
         _Devices.current = self.id
 
     def __enter__(self):
@@ -140,15 +140,14 @@ class Device:
         _Devices.current = self.id
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         _Devices.current = self._previous.pop()
-        return False
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         monitor.sync("Device.synchronize")
 
     @property
-    def compute_capability(self):
+    def compute_capability(self) -> str:
         return "90"
 
     def __eq__(self, other):
@@ -157,7 +156,7 @@ class Device:
     def __hash__(self):
         return hash(self.id)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<CUDA Device {self.id}>"
 
 
@@ -250,7 +249,7 @@ class Flags:
 
     __slots__ = ("c_contiguous", "f_contiguous", "owndata")
 
-    def __init__(self, array):
+    def __init__(self, array) -> None:
         self.c_contiguous = array.flags.c_contiguous
         self.f_contiguous = array.flags.f_contiguous
         self.owndata = array.base is None
@@ -294,7 +293,7 @@ class ndarray:  # noqa: N801  (CuPy's name)
     __array_priority__ = 100
     __hash__ = None  # type: ignore[assignment]  # unhashable, as cupy.ndarray
 
-    def __init__(self, shape, dtype=float):
+    def __init__(self, shape, dtype=float) -> None:
         self._a = np.empty(shape, dtype)
         self._device = _Devices.current
 
@@ -324,7 +323,7 @@ class ndarray:  # noqa: N801  (CuPy's name)
     def base(self):
         return None if self._a.base is None else ndarray._make(self._a.base, self._device)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._a)
 
     def __iter__(self):
@@ -414,7 +413,7 @@ class ndarray:  # noqa: N801  (CuPy's name)
             monitor.launch("gather")
         return ndarray._make(self._a[parts], self._device)
 
-    def __setitem__(self, index, value):
+    def __setitem__(self, index, value) -> None:
         parts, fancy, boolean = self._index(index, "setitem")
         _check_device(self, "setitem")
         value = _unwrap(value, "setitem")
@@ -473,7 +472,7 @@ for _name, _one in [("neg", np.negative), ("pos", np.positive), ("abs", np.absol
 class ufunc_type:  # noqa: N801
     """A CuPy ufunc: called, or its reduce / accumulate / reduceat / outer / at."""
 
-    def __init__(self, numpy_ufunc):
+    def __init__(self, numpy_ufunc) -> None:
         self._u = numpy_ufunc
         self.__name__ = numpy_ufunc.__name__
         self.nin, self.nout = numpy_ufunc.nin, numpy_ufunc.nout
@@ -493,13 +492,13 @@ class ufunc_type:  # noqa: N801
     def outer(self, *args, **kwargs):
         return _call(f"{self.__name__}.outer", self._u.outer, args, kwargs)
 
-    def at(self, a, indices, b=None):
+    def at(self, a, indices, b=None) -> None:
         parts, _, _ = a._index(indices, f"{self.__name__}.at")
         args = (a._a, parts) if b is None else (a._a, parts, _unwrap(b, self.__name__))
         monitor.launch(f"{self.__name__}.at")
         self._u.at(*args)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<ufunc '{self.__name__}'>"
 
 
@@ -574,7 +573,7 @@ def fuse(*args, **kwargs):
 
 def _gpu_only(name):
     class Kernel:
-        def __init__(self, *args, **kwargs):
+        def __init__(self, *args, **kwargs) -> None:
             self.source = args
 
         def __call__(self, *args, **kwargs):
@@ -589,7 +588,7 @@ def _gpu_only(name):
 class _BitGenerator:
     kind = "BitGenerator"
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None) -> None:
         self.seed = seed
         self.device = _Devices.current
         monitor.bit_generators[self.kind] += 1
@@ -603,7 +602,7 @@ def _bit_generator(kind):
 class _Generator:
     """cupy.random.Generator over a bit generator; it computes on the device it was made on."""
 
-    def __init__(self, bit_generator):
+    def __init__(self, bit_generator) -> None:
         self.bit_generator = bit_generator
         self._rng = np.random.default_rng(bit_generator.seed)
 
@@ -638,7 +637,7 @@ def default_rng(seed=None):
 
 # ----- cupy.cuda -------------------------------------------------------------------------------
 class _Stream:
-    def synchronize(self):
+    def synchronize(self) -> None:
         monitor.sync("Stream.synchronize")
 
 
@@ -656,11 +655,11 @@ class _Runtime:
         return _Devices.current
 
     @staticmethod
-    def setDevice(device):  # noqa: N802
+    def setDevice(device) -> None:  # noqa: N802
         Device(device).use()
 
     @staticmethod
-    def deviceSynchronize():  # noqa: N802
+    def deviceSynchronize() -> None:  # noqa: N802
         monitor.sync("deviceSynchronize")
 
 
@@ -753,7 +752,7 @@ def install(devices=2):
     return _namespace
 
 
-def uninstall():
+def uninstall() -> None:
     """Back to the real CuPy (imported at the next 'cuda' device asked for)."""
     from ..backend import use_cupy
 
@@ -774,7 +773,7 @@ def installed(devices=2):
         use_cupy(previous)
 
 
-def is_stand_in(xp):
+def is_stand_in(xp) -> bool:
     return xp is _namespace
 
 

@@ -172,13 +172,14 @@ class Study:
     batch the recorder's rows (step = the batch's number, from 1), and over all of them the
     gradient statistics (step 0)."""
 
-    def __init__(self, scale, data):
+    def __init__(self, scale, data) -> None:
         self.scale, self.data = scale, data
         size = scale.probe_batch_size
         pairs = encode_pairs(data.valid[:scale.probe_batches * size], data.vocab)
         self.probes = [make_batch(pairs, range(start, min(start + size, len(pairs))), data.vocab)
                        for start in range(0, len(pairs), size)]
-        self._models, self._rows = {}, {}
+        self._models: dict = {}
+        self._rows: dict = {}
 
     def model(self, variant, depth, seed):
         key = (variant, depth, seed)
@@ -222,7 +223,7 @@ def mean_value(rows, **fields):
     return float(np.mean([row["value"] for row in found]))
 
 
-def ffn_w2(stack, layer):
+def ffn_w2(stack, layer) -> str:
     """The name of the second FFN weight of a layer (numbered from 1)."""
     return f"{stack}.layers.{layer - 1}.ffn.sublayer.linear2.weight"
 
@@ -252,7 +253,7 @@ class Check:
     high: float | None = None
 
     @property
-    def judged(self):
+    def judged(self) -> bool:
         return self.low is not None or self.high is not None
 
     @property
@@ -268,7 +269,7 @@ class Check:
     def verdict(self):
         return ("held" if self.held else "NOT held") if self.judged else "reported"
 
-    def __str__(self):
+    def __str__(self) -> str:
         text = f"{self.label} {self.mean:.3g}±{np.std(self.values):.2g}"
         if not self.judged:
             return text
@@ -300,7 +301,7 @@ class Outcome:
             return "reported"
         return "held" if all(judged) else "NOT held"
 
-    def summary(self):
+    def summary(self) -> str:
         """The printed line: `E1: what: figures (expectations) -> held | NOT held`."""
         checks = "; ".join(str(check) for check in self.checks)
         return f"{self.id}: {self.headline}: {checks} -> {self.verdict}"

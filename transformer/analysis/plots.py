@@ -40,7 +40,7 @@ def _mean_std(values):
     return values.mean(axis=0), values.std(axis=0)
 
 
-def _draw_guides(ax, bounds, theory):
+def _draw_guides(ax, bounds, theory) -> None:
     """The judged bounds as horizontal lines {label: y} and the theory's curves {label: (xs,
     ys)}, drawn in grey so that the measured lines stand out."""
     for number, (label, y) in enumerate(bounds.items()):

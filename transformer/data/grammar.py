@@ -182,7 +182,7 @@ def _add(pool: list[Example], sentence: Sentence, phenomenon: str, seen: set[str
 class _Misses:
     """Counts draws in a row that added nothing, and gives up after _MAX_MISSES."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.in_a_row = 0
 
     def count(self, added: bool):

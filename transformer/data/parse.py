@@ -31,7 +31,7 @@ _UNCONTRACTED = {contraction: word for word, contraction in NEGATIVE_CONTRACTION
 class _Reader:
     """The tokens of a sentence, read left to right."""
 
-    def __init__(self, tokens: list[str]):
+    def __init__(self, tokens: list[str]) -> None:
         self.tokens, self.position = tokens, 0
 
     def peek(self) -> str | None:

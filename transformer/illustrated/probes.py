@@ -17,7 +17,7 @@ def observing(blocks):
     previous = {key: block.observer for key, block in blocks.items()}
 
     def observer_of(key):
-        def observe(block, x, branch, s, out):
+        def observe(block, x, branch, s, out) -> None:
             seen[key].append(tuple(t.numpy() for t in (x, branch, s, out)))
         return observe
 
