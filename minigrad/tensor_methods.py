@@ -142,6 +142,14 @@ class TensorMethods:
         """a ** b (`power`)."""
         return _ops.Power.apply(other, self)
 
+    def maximum(self, b) -> Tensor:
+        """elementwise maximum; ties split the gradient"""
+        return _ops.Maximum.apply(self, b)
+
+    def minimum(self, b) -> Tensor:
+        """elementwise minimum; ties split the gradient"""
+        return _ops.Minimum.apply(self, b)
+
     def __neg__(self) -> Tensor:
         """-x (`negative`)."""
         return _ops.Negative.apply(self)

@@ -20,7 +20,7 @@ from .blas_threads import release_blas_threads
 
 BLOCK_SIZE = 1 << 20  # elements of a task's largest array per block (Adam's five fit in L3)
 _PARALLEL_FROM = 1 << 18  # below this many elements in all, threads cost more than they give
-_RELEASE_BLAS_FROM = 1 << 21  # from this many, stopping BLAS's spinning threads pays (~0.5 ms)
+_RELEASE_BLAS_FROM = 1 << 21  # from this many, stopping BLAS's spinning threads pays
 
 
 def _core_count():

@@ -110,14 +110,14 @@ class _PairExtremum(BinaryFunction):
         return grad * share_a, grad * (1 - share_a)
 
 
-@op(reference=np.maximum, spec=InputSpec("elementwise", distinct=True),
+@op(reference=np.maximum, spec=InputSpec("elementwise", distinct=True), method=True,
     summary="elementwise maximum; ties split the gradient")
 class Maximum(_PairExtremum):
     name = "maximum"
     a_wins = operator.gt
 
 
-@op(reference=np.minimum, spec=InputSpec("elementwise", distinct=True),
+@op(reference=np.minimum, spec=InputSpec("elementwise", distinct=True), method=True,
     summary="elementwise minimum; ties split the gradient")
 class Minimum(_PairExtremum):
     name = "minimum"
@@ -243,7 +243,7 @@ class SigmoidBackward(BinaryFunction):
 class Relu(Function):
     name = "relu"
 
-    def forward(self, x):  # against a row of zeros: NumPy's SIMD loop, 2x faster than a scalar 0
+    def forward(self, x):  # against a row of zeros: NumPy's SIMD loop, faster than a scalar 0
         if self.backend.activate is not None:  # a GPU: one kernel, no row to make
             return self.xp.maximum(x, x.dtype.type(0))
         return self.xp.maximum(x, self.xp.zeros(x.shape[-1:], x.dtype))
