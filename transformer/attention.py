@@ -1,9 +1,11 @@
 """Multi-head attention (paper §3.2.2) and the recorder that keeps its weights when asked."""
 
+from __future__ import annotations
+
 from typing import Any
 
 import minigrad as mg
-from minigrad import nn
+from minigrad import Tensor, nn
 from minigrad.nn import functional as F
 
 
@@ -27,16 +29,16 @@ class MultiHeadAttention(nn.Module):
         self.record_key = None  # (stack, layer, sublayer), set by the model
         self.recorder: Any = None  # an AttentionRecorder while one is active
 
-    def split_heads(self, x):
+    def split_heads(self, x) -> Tensor:
         """(batch, len, d_model) -> (batch, heads, len, d_head)."""
         batch, length, _ = x.shape
         return x.reshape(batch, length, self.n_heads, self.d_head).transpose(0, 2, 1, 3)
 
-    def keys_values(self, source):
+    def keys_values(self, source) -> tuple[Tensor, Tensor]:
         """The keys and values of a source sequence, split into heads."""
         return self.split_heads(self.k_proj(source)), self.split_heads(self.v_proj(source))
 
-    def forward(self, x, memory=None, mask=None, cache=None):
+    def forward(self, x, memory=None, mask=None, cache=None) -> Tensor:
         q = self.split_heads(self.q_proj(x))  # (batch, heads, q_len, d_head)
         if memory is not None and cache is not None and "k" in cache:
             k, v = cache["k"], cache["v"]  # cross-attention: computed once per source
@@ -75,7 +77,7 @@ class AttentionRecorder:
     def record(self, key, weights) -> None:
         self.weights.setdefault(key, []).append(weights.numpy())
 
-    def __enter__(self):
+    def __enter__(self) -> AttentionRecorder:
         for module in self.modules:
             module.recorder = self
         return self

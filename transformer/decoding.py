@@ -8,7 +8,10 @@ With `use_cache=True` (the default) each step feeds only the newest token to the
 appends its keys/values to those cached (`Transformer.new_decoder_cache`); without it each step
 re-runs the decoder over the whole prefix. Both give the same tokens."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +48,7 @@ class _Prefixes:
         self.tokens = mg.concatenate([self.tokens, next_ids.reshape(-1, 1)], axis=1)
 
 
-def default_max_len(model, source_length):
+def default_max_len(model, source_length) -> int:
     """How many tokens to decode at most, by default, for a source of `source_length` tokens:
     twice its length plus 10, within the positions the model has after BOS (max_len - 1)."""
     return min(model.config.max_len - 1, 2 * source_length + 10)
@@ -62,7 +65,7 @@ def _encode(model, src, src_mask, max_len):
 
 
 def greedy_decode(model, src, max_len, bos_id, eos_id, use_cache=True, src_mask=None,
-                  return_logits=False, stop_at_eos=True):
+                  return_logits=False, stop_at_eos=True) -> Any:
     """The most probable next token at every step, for a batch of sources `(batch, src_len)`.
 
     A sequence that has produced EOS continues with `pad_id`; decoding stops once every sequence
@@ -113,7 +116,7 @@ class Hypothesis:
     score: float
 
 
-def penalized_score(log_prob, length, alpha=0.6):
+def penalized_score(log_prob, length, alpha=0.6) -> float:
     """What beam search ranks an output of `length` tokens (EOS included) by: its
     log-probability divided by the GNMT length penalty."""
     return float(log_prob / _length_penalty(length, alpha))
@@ -125,7 +128,7 @@ def _hypothesis(tokens, token_log_probs, log_prob, alpha):
 
 
 def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
-                       length_penalty=0.6, use_cache=True, src_mask=None):
+                       length_penalty=0.6, use_cache=True, src_mask=None) -> list[list[Hypothesis]]:
     """The `n_best` (<= beam_size) best-scoring outputs found by keeping `beam_size` open
     hypotheses per sentence: for each sentence of `src`, a best-first list of `Hypothesis`.
 
@@ -208,7 +211,7 @@ def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
 
 
 def beam_search(model, src, beam_size, max_len, bos_id, eos_id, length_penalty=0.6,
-                use_cache=True, src_mask=None, return_scores=False):
+                use_cache=True, src_mask=None, return_scores=False) -> Any:
     """The best output of `beam_search_n_best` for each sentence of `src`, as the ids
     `(batch, <= max_len)`, and with `return_scores=True` also their penalized scores
     `(batch,)`."""

@@ -1,8 +1,10 @@
 """The blocks of the stacks: ResidualBlock (norm placement + residual mode around one
 sublayer), the position-wise feed-forward network, EncoderLayer and DecoderLayer."""
 
+from __future__ import annotations
+
 import minigrad as mg
-from minigrad import nn
+from minigrad import Tensor, nn
 
 from .attention import MultiHeadAttention
 
@@ -38,7 +40,7 @@ class ResidualBlock(nn.Module):
         """Whether the block has a LayerNorm (before the sublayer pre-LN, after it post-LN)."""
         return self.residual in ("standard", "none")
 
-    def forward(self, x, *args, **kwargs):
+    def forward(self, x, *args, **kwargs) -> Tensor:
         inner = self.norm(x) if self.has_norm and self.norm_first else x
         branch = self.dropout(self.sublayer(inner, *args, **kwargs))
         if self.residual == "rezero":
@@ -62,7 +64,7 @@ class FeedForward(nn.Module):
         self.activation = nn.ReLU() if activation == "relu" else nn.GELU()
         self.linear2 = nn.Linear(d_ff, d_model)
 
-    def forward(self, x):
+    def forward(self, x) -> Tensor:
         return self.linear2(self.activation(self.linear1(x)))
 
 
@@ -80,7 +82,7 @@ class EncoderLayer(nn.Module):
         self.self_attn = _block(config, attention)
         self.ffn = _block(config, FeedForward(config.d_model, config.d_ff, config.activation))
 
-    def forward(self, x, src_mask=None):
+    def forward(self, x, src_mask=None) -> Tensor:
         x = self.self_attn(x, mask=src_mask)
         return self.ffn(x)
 
@@ -97,7 +99,7 @@ class DecoderLayer(nn.Module):
             config.d_model, config.n_heads, config.attention_dropout))
         self.ffn = _block(config, FeedForward(config.d_model, config.d_ff, config.activation))
 
-    def forward(self, x, memory, src_mask=None, tgt_mask=None, cache=None):
+    def forward(self, x, memory, src_mask=None, tgt_mask=None, cache=None) -> Tensor:
         x = self.self_attn(x, mask=tgt_mask, cache=None if cache is None else cache["self"])
         x = self.cross_attn(x, memory, mask=src_mask,
                             cache=None if cache is None else cache["cross"])

@@ -1,13 +1,15 @@
 """Position information added to the embeddings (paper §3.5): fixed sinusoids or learned."""
 
+from __future__ import annotations
+
 import numpy as np
 
 import minigrad as mg
-from minigrad import nn
+from minigrad import Tensor, nn
 from minigrad.errors import ShapeError
 
 
-def sinusoidal_encoding(max_len, d_model, interleaved=True):
+def sinusoidal_encoding(max_len, d_model, interleaved=True) -> np.ndarray:
     """The paper's table (max_len, d_model), float32: PE[pos, 2i] = sin(pos / 10000^(2i/d)),
     PE[pos, 2i+1] = cos(pos / 10000^(2i/d)).
 
@@ -38,7 +40,7 @@ class PositionalEncoding(nn.Module):
             table = sinusoidal_encoding(max_len, d_model, interleaved=kind == "sinusoidal")
             self.register_buffer("table", mg.tensor(table), persistent=False)
 
-    def forward(self, x, offset=0):
+    def forward(self, x, offset=0) -> Tensor:
         length = x.shape[1]
         if offset + length > self.max_len:
             raise ShapeError(
