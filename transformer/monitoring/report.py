@@ -1,0 +1,2 @@
+def write_report(*args, **kwargs):
+    raise NotImplementedError
