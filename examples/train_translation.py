@@ -114,9 +114,9 @@ def parse_arguments(argv=None):
                             f"{TRAINING.samples}; 0: none)")
     watch.add_argument("--record-flow", type=cli.positive_int, nargs="?", metavar="N",
                        const=MAIN_JOB.record_flow_every,
-                       help="record the gradient flow every N steps (default N "
+                       help="record the gradient flow every N steps (N: default "
                             f"{MAIN_JOB.record_flow_every}) into flow.jsonl, drawn in "
-                            "flow.png (default: not recorded)")
+                            "flow.png (without the flag: not recorded)")
     watch.add_argument("--tensorboard", metavar="DIR",
                        help="also log to TensorBoard in DIR: scalars, the samples, histograms "
                             "of the weights and gradients (pip install -e '.[tensorboard]')")
