@@ -481,7 +481,8 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
     training = tiny_training(steps=6, eval_every=3, checkpoint_every=3, log_every=2)
     metrics = train_translation("toy-en-es", out, TINY_MODEL, training, showcase=())
     assert sorted(p.name for p in out.iterdir()) == [
-        "best.npz", "config.json", "last.npz", "metrics.json", "metrics.jsonl", "vocab.json"]
+        "best.npz", "config.json", "curves.png", "last.npz", "metrics.json", "metrics.jsonl",
+        "samples.jsonl", "vocab.json"]
     folder = RunFolder(out)
 
     config = folder.read_json("config.json")
