@@ -23,10 +23,12 @@ def test_samples_are_printed_and_recorded_at_each_validation(monitored_run):
     samples = read_samples(RunFolder(monitored_run.path))
     assert list(samples) == [2, 4]
     assert [[s["index"] for s in records] for records in samples.values()] == [[0, 1], [0, 1]]
-    first = samples[4][0]
-    for name in ("source", "reference", "output"):
-        assert f"    {name:<9}  {first[name]}".rstrip() in \
-            [line.rstrip() for line in monitored_run.printed.splitlines()]
+    printed = monitored_run.printed.splitlines()
+    for sample in samples[4]:
+        line = f"    sample  {sample['source']}  =>  {sample['output']}  "
+        line += ("(= reference)" if sample["output"] == sample["reference"]
+                 else f"(reference: {sample['reference']})")
+        assert line in printed
 
 
 def test_curves_and_flow_figures_are_written_at_the_end(monitored_run):

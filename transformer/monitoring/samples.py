@@ -12,9 +12,9 @@ SAMPLES_FILE = "samples.jsonl"
 
 class SampleTranslations(Callback):
     """A Trainer callback: at each validation, translate `examples` (Examples with `src` and
-    `tgt`), print each as `source`, `reference` and `output` lines (`trainer.write`), and
-    append one record per sentence to samples.jsonl: `step`, `index` (from 0), `source`,
-    `reference`, `output`. `latest` holds the last validation's records."""
+    `tgt`), print each on one line (`trainer.write`, see `sample_line`), and append one record
+    per sentence to samples.jsonl: `step`, `index` (from 0), `source`, `reference`, `output`.
+    `latest` holds the last validation's records."""
 
     def __init__(self, examples):
         self.examples = list(examples)
@@ -25,8 +25,7 @@ class SampleTranslations(Callback):
             return
         self.latest = self.translate(trainer, step)
         for sample in self.latest:
-            for name in ("source", "reference", "output"):
-                trainer.write(f"    {name:<9}  {sample[name]}")
+            trainer.write(sample_line(sample))
         if trainer.folder is not None:
             for sample in self.latest:
                 trainer.folder.append_record(SAMPLES_FILE, sample)
@@ -50,6 +49,14 @@ class SampleTranslations(Callback):
                  "reference": example.tgt,
                  "output": tokenizer.detokenize(vocab.decode(output))}
                 for index, (example, output) in enumerate(zip(self.examples, outputs))]
+
+
+def sample_line(sample):
+    """One sample as printed: `    sample  SOURCE  =>  OUTPUT  (= reference)`, or with
+    `(reference: REFERENCE)` where the output differs from it."""
+    verdict = ("(= reference)" if sample["output"] == sample["reference"]
+               else f"(reference: {sample['reference']})")
+    return f"    sample  {sample['source']}  =>  {sample['output']}  {verdict}"
 
 
 def read_samples(folder):
