@@ -26,8 +26,12 @@ from .model import Transformer
 # The files a run writes; a folder holding any other file is not replaced. A subword run also
 # has its two SentencePiece models, TOKENIZER_FILES.
 TOKENIZER_FILES = {"source": "tokenizer-source.model", "target": "tokenizer-target.model"}
-RUN_FILES = ("config.json", "vocab.json", "last.npz", "best.npz", "metrics.jsonl",
-             "metrics.json", *TOKENIZER_FILES.values())
+# The records kept step by step (transformer.monitoring writes samples and flow), cut back
+# to a resumed run's step.
+RECORD_FILES = ("metrics.jsonl", "samples.jsonl", "flow.jsonl")
+RUN_FILES = ("config.json", "vocab.json", "last.npz", "best.npz", "metrics.json",
+             *RECORD_FILES, "curves.png", "flow.png", "report.html", "attention.npz",
+             *TOKENIZER_FILES.values())
 
 
 class RunFolder:
@@ -123,12 +127,20 @@ class RunFolder:
 
     def append_metrics(self, record) -> None:
         """One whole line per record (a single write)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        with open(self.file("metrics.jsonl"), "a") as file:
-            file.write(json.dumps(record) + "\n")
+        self.append_record("metrics.jsonl", record)
 
     def metrics_records(self):
-        path = self.file("metrics.jsonl")
+        return self.records("metrics.jsonl")
+
+    def append_record(self, name, record):
+        """Append `record` to the JSON Lines file `name` (one of RECORD_FILES) in one write."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        with open(self.file(name), "a") as file:
+            file.write(json.dumps(record) + "\n")
+
+    def records(self, name):
+        """The records of the JSON Lines file `name` ([] when absent)."""
+        path = self.file(name)
         if not path.exists():
             return []
         records = []
@@ -139,13 +151,16 @@ class RunFolder:
                 raise CheckpointError(f"{path}, line {number}: not a JSON record") from None
         return records
 
-    def truncate_metrics(self, step) -> None:
-        """Keep the records of steps up to `step` (a resumed run repeats the steps after its
-        checkpoint), atomically."""
-        kept = [r for r in self.metrics_records() if r.get("step", 0) <= step]
-        temporary = self.file("metrics.jsonl.tmp")
-        temporary.write_text("".join(json.dumps(r) + "\n" for r in kept))
-        os.replace(temporary, self.file("metrics.jsonl"))
+    def truncate_records(self, step) -> None:
+        """Keep the records of steps up to `step` in every file of RECORD_FILES that exists
+        (a resumed run repeats the steps after its checkpoint), atomically per file."""
+        for name in RECORD_FILES:
+            if not self.file(name).exists():
+                continue
+            kept = [r for r in self.records(name) if r.get("step", 0) <= step]
+            temporary = self.file(name + ".tmp")
+            temporary.write_text("".join(json.dumps(r) + "\n" for r in kept))
+            os.replace(temporary, self.file(name))
 
     # ----- what the run holds ------------------------------------------------------------------
     def config(self):

@@ -64,6 +64,10 @@ class TrainingConfig:
     time_limit_s: float = 0.0  # stop early after this many seconds of training (0: no limit)
     progress: bool = True
     accumulate: int = 1  # micro-batches per rank and step (gradient accumulation)
+    samples: int = 3  # validation sentences translated and shown at each validation (the run
+    #                   orchestration's transformer.monitoring; 0: none)
+    record_flow_every: int = 0  # record the gradient flow every this many steps into the run
+    #                             folder (transformer.monitoring; 0: not recorded)
 
     def __post_init__(self):
         problems = [f"{name} must be an integer >= {least}, got {getattr(self, name)!r}"
@@ -89,7 +93,7 @@ class TrainingConfig:
 # What TrainingConfig allows: its integer fields and their least values, its real ones.
 _COUNTS = {"steps": 1, "batch_size": 1, "warmup_steps": 1, "log_every": 1, "eval_every": 1,
            "eval_examples": 1, "checkpoint_every": 1, "seed": 0, "accumulate": 1,
-           "sync_every": 0}
+           "sync_every": 0, "samples": 0, "record_flow_every": 0}
 _REALS = {"lr_factor": (lambda v: v > 0, "> 0"), "clip_norm": (lambda v: v > 0, "> 0"),
           "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
           "target_dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
@@ -322,7 +326,7 @@ class Trainer:
                         self.wall_seconds += time.perf_counter() - started
                         self.save("last")
                         if self.folder is not None:
-                            self._print(f"interrupted at step {self.step}: saved "
+                            self.write(f"interrupted at step {self.step}: saved "
                                         f"{self.folder.checkpoint('last')}; continue with "
                                         "--resume")
                         return False
@@ -433,7 +437,7 @@ class Trainer:
             if self.folder is not None:
                 self.save("best")
         self._log(record)
-        self._print(describe(record) + ("  (best so far)" if improved else ""))
+        self.write(describe(record) + ("  (best so far)" if improved else ""))
         for callback in self.callbacks:
             callback.on_validation(self, self.step, record)
         return record
@@ -449,9 +453,9 @@ class Trainer:
         if self.folder is not None:
             self.folder.append_metrics(record)
         if not self.config.progress and record["split"] == "train":
-            self._print(describe(record))
+            self.write(describe(record))
 
-    def _print(self, line) -> None:
+    def write(self, line) -> None:
         """A line above the progress bar (tqdm.write), or a plain line without one."""
         if self._progress is not None:
             self._progress.write(line, file=sys.stdout)
@@ -462,7 +466,7 @@ class Trainer:
     def state_dict(self):
         return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
                 "optimizer_class": type(self.optimizer).__name__,
-                "scheduler": self.scheduler.state_dict(), "rng": mg.get_rng_state(),
+                "scheduler": self.scheduler.state_dict(), "rng": self._rng_state(),
                 "data": self.data.state_dict(), "step": self.step,
                 "best": None if self.best is None else list(self.best),
                 "best_step": self.best_step, "train_seconds": self.train_seconds,
@@ -492,6 +496,11 @@ class Trainer:
         self.best_step = state.get("best_step")  # absent from older checkpoints
         self.train_seconds = float(state["train_seconds"])
         self.wall_seconds = float(state.get("wall_seconds", self.train_seconds))
+
+    def _rng_state(self):
+        """The random state of the run's own generators: the CPU's and the model's device's
+        (not those another run in this process may have loaded)."""
+        return mg.get_rng_state(devices=dict.fromkeys(["cpu", str(self.model.device)]))
 
     def _set_rng_state(self, state) -> None:
         """This rank's random state: its own if the checkpoint has one (saved at this world

@@ -23,6 +23,7 @@ from .plots import (
                     plot_attention,
                     plot_curves,
                     plot_depth_profiles,
+                    plot_flow_over_training,
                     plot_positional_encoding,
                     plot_training_curves,
 )
@@ -38,6 +39,7 @@ from .streams import layer_streams, token_share
 
 __all__ = ["ROW_FIELDS", "GradientFlowRecorder", "attention_entropy", "entropy_rows",
            "gradient_statistics", "isometry_defects", "layer_streams", "plot_attention",
-           "plot_curves", "plot_depth_profiles", "plot_positional_encoding",
+           "plot_curves", "plot_depth_profiles", "plot_flow_over_training",
+           "plot_positional_encoding",
            "plot_training_curves", "residual_blocks", "residual_jacobian_norms", "select",
            "token_share", "write_csv", "write_jsonl"]

@@ -143,6 +143,12 @@ class GradientFlowRecorder(Callback):
         self._step_start = len(self.rows)
         self._observing = (step + 1) % self.every == 0
 
+    def take_rows(self):
+        """The closed passes' rows, removed from `rows` (for a caller that writes them out as
+        the run goes)."""
+        rows, self.rows, self._step_start = self.rows, [], 0
+        return rows
+
     # ----- passes ---------------------------------------------------------------------------
     def end_pass(self, step=None) -> None:
         """After a backward: add each parameter's gradient norm (from `.grad`), keep a copy of
