@@ -154,13 +154,13 @@ def diverged(losses):
 
 class Study:
     """An experiment's context: the scale, the task's data (`data`, toy-en-es by default),
-    other tasks' data (`task(name)`), and the models measured at init, each built and
+    other tasks' data (`task(name)`, loaded once, or given in `tasks`), and the models measured at init, each built and
     measured once: per probe batch the recorder's rows (step = the batch's number, from 1),
     and over all of them the gradient statistics (step 0)."""
 
-    def __init__(self, scale=DEFAULT, data=None, task="toy-en-es"):
+    def __init__(self, scale=DEFAULT, data=None, task="toy-en-es", tasks=None):
         self.scale = scale
-        self._tasks = {}
+        self._tasks = dict(tasks or {})  # {name: TaskData} given rather than loaded
         self.data = data if data is not None else self.task(task)
         size = scale.probe_batch_size
         pairs = encode_pairs(self.data.valid[:scale.probe_batches * size], self.data.vocab)
