@@ -71,11 +71,13 @@ def test_out_that_is_a_file_is_one_error_line(tmp_path):
 
 @pytest.mark.slow
 def test_the_grid_runner_forecasts_then_writes_one_csv_and_one_figure(tmp_path):
-    result = run_script("--grid", "custom", "--lrs", "1e-3,1e-2", "--warmups", "0,5", "--depths", "1",
+    result = run_script("--grid", "custom", "--lrs", "1e-3,1e-2", "--warmups", "0,5",
+                        "--depths", "1",
                         "--steps", "6", "--out", tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("grid custom on toy-en-es: 8 runs of 6 steps; about ") and " min " in lines[0]
+    assert lines[0].startswith("grid custom on toy-en-es: 8 runs of 6 steps; about ")
+    assert " min " in lines[0]
     with open(tmp_path / "grid.csv", newline="") as file:
         rows = list(csv.DictReader(file))
     assert len(rows) == 8

@@ -148,15 +148,12 @@ def train(trainer, steps):
     return losses
 
 
-def diverged(losses):
-    return any(math.isnan(loss) for loss in losses)
-
-
 class Study:
     """An experiment's context: the scale, the task's data (`data`, toy-en-es by default),
-    other tasks' data (`task(name)`, loaded once, or given in `tasks`), and the models measured at init, each built and
-    measured once: per probe batch the recorder's rows (step = the batch's number, from 1),
-    and over all of them the gradient statistics (step 0)."""
+    other tasks' data (`task(name)`, loaded once, or given in `tasks`), and the models
+    measured at init, each built and measured once: per probe batch the recorder's rows
+    (step = the batch's number, from 1), and over all of them the gradient statistics (step
+    0)."""
 
     def __init__(self, scale=DEFAULT, data=None, task="toy-en-es", tasks=None):
         self.scale = scale
