@@ -106,7 +106,7 @@ EXPECTATIONS = {e.key: e for e in (
           "at most 0.5 (fails) on the copy task", None, 0.5, "a choice: half the test split"),
     _make("E5.warmup_never_hurts", XIONG, "post-LN: each longer warmup's final loss minus the "
           "shorter one's, the largest such difference, at most +0.1 (never hurts)", None, 0.1,
-          "a choice: 0.1 nats of seed noise (pilot on seed 0, not a test seed)"),
+          "a choice: 0.1 nats (no pilot run yet; a pilot would use seed 0, not a test seed)"),
     _make("E5.longest_beats_none", XIONG, "post-LN: final loss without warmup minus with the "
           "longest warmup at least 0.1", 0.1, None, "the same 0.1 nats"),
     _make("E5.pre_ln_solves", XIONG, "pre-LN without warmup: exact match at least 0.95 "
