@@ -8,9 +8,12 @@ def manual_seed(seed):
     seed_all(int(seed))
 
 
-def get_rng_state():
-    """The state of every generator in use, as JSON-serializable data (saved in checkpoints)."""
-    return {device: backend.generator.state() for device, backend in loaded_backends().items()}
+def get_rng_state(devices=None):
+    """The state of every generator in use (or of those of `devices`, e.g. a run's own), as
+    JSON-serializable data (saved in checkpoints)."""
+    backends = loaded_backends()
+    chosen = backends if devices is None else {device: get_backend(device) for device in devices}
+    return {device: backend.generator.state() for device, backend in chosen.items()}
 
 
 def set_rng_state(state):

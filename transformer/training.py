@@ -460,7 +460,7 @@ class Trainer:
     def state_dict(self):
         return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
                 "optimizer_class": type(self.optimizer).__name__,
-                "scheduler": self.scheduler.state_dict(), "rng": mg.get_rng_state(),
+                "scheduler": self.scheduler.state_dict(), "rng": self._rng_state(),
                 "data": self.data.state_dict(), "step": self.step,
                 "best": None if self.best is None else list(self.best),
                 "best_step": self.best_step, "train_seconds": self.train_seconds,
@@ -490,6 +490,11 @@ class Trainer:
         self.best_step = state.get("best_step")  # absent from older checkpoints
         self.train_seconds = float(state["train_seconds"])
         self.wall_seconds = float(state.get("wall_seconds", self.train_seconds))
+
+    def _rng_state(self):
+        """The random state of the run's own generators: the CPU's and the model's device's
+        (not those another run in this process may have loaded)."""
+        return mg.get_rng_state(devices=dict.fromkeys(["cpu", str(self.model.device)]))
 
     def _set_rng_state(self, state):
         """This rank's random state: its own if the checkpoint has one (saved at this world
