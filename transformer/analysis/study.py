@@ -26,6 +26,7 @@ from ..builders import build_vocab
 from ..config import TransformerConfig
 from ..data import Vocab, load_task
 from ..data.batching import BatchIterator, encode_pairs, make_batch
+from ..data.grammar import toy_en_es
 from ..initialization import initialize
 from ..model import Transformer
 from ..residual import apply_scheme, scheme
@@ -54,6 +55,7 @@ class Scale:
     depths: tuple = (2, 4, 6, 8, 12)  # E2, E9
     batch_size: int = 32
     quick: bool = False  # a smoke run: its verdicts are not the study's
+    toy_sizes: dict = field(default_factory=dict)  # toy-en-es split sizes; empty: the task's
     extra: dict = field(default_factory=dict)
 
     @property
@@ -66,8 +68,10 @@ class Scale:
 
 
 DEFAULT = Scale()
-QUICK = Scale(seeds=1, d_model=16, n_heads=2, d_ff=64, probe_batches=4, probe_batch_size=16,
-              depth=3, deep=6, depths=(2, 4, 6), quick=True)
+QUICK = Scale(seeds=1, d_model=16, n_heads=2, d_ff=64, probe_batches=2, probe_batch_size=16,
+              depth=3, deep=6, depths=(2, 4, 6), quick=True,
+              toy_sizes=dict(n_train=4000, n_valid=300, n_test=100, n_compositional=0,
+                             n_cross=0))
 
 
 # ----- data, models, training -----------------------------------------------------------------
@@ -82,8 +86,13 @@ class TaskData:
     test: list
 
     @classmethod
-    def load(cls, task, seed=0):
-        splits = load_task(task, seed=seed)
+    def load(cls, task, seed=0, toy_sizes=None):
+        """The task's data; `toy_sizes` (toy-en-es only): toy_en_es's split sizes, for a
+        smaller draw than the task's own."""
+        if toy_sizes and task != "toy-en-es":
+            raise ValueError(f"toy_sizes {toy_sizes} are for the toy-en-es task, not {task!r}; "
+                             f"drop them")
+        splits = toy_en_es(seed, **toy_sizes) if toy_sizes else load_task(task, seed=seed)
         vocab = build_vocab(splits)
         return cls(vocab, encode_pairs(splits["train"], vocab), splits["valid"], splits["test"])
 
@@ -167,7 +176,8 @@ class Study:
 
     def task(self, name):
         if name not in self._tasks:
-            self._tasks[name] = TaskData.load(name)
+            sizes = self.scale.toy_sizes if name == "toy-en-es" else None
+            self._tasks[name] = TaskData.load(name, toy_sizes=sizes)
         return self._tasks[name]
 
     def model(self, variant, depth, seed, init="xavier"):

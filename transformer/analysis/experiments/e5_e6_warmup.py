@@ -55,8 +55,8 @@ def warmup_translation(study):
     """Longer warmup never hurts post-LN and the longest beats none (validation loss)."""
     scale, data = study.scale, study.data
     depth = scale.get("translation_depth", 6 if not scale.quick else 2)
-    steps = scale.get("translation_steps", 300 if not scale.quick else 30)
-    warmups = scale.get("translation_warmups", (0, 30, 120) if not scale.quick else (0, 10))
+    steps = scale.get("translation_steps", 300 if not scale.quick else 12)
+    warmups = scale.get("translation_warmups", (0, 30, 120) if not scale.quick else (0, 6))
     peak = scale.get("translation_lr", 1e-2)
     learned_nothing = math.log(len(data.vocab))
 
@@ -92,10 +92,10 @@ def warmup_copy(study):
     warmup's length)."""
     scale, data = study.scale, study.task("copy")
     depth = scale.get("copy_depth", 6 if not scale.quick else 2)
-    steps = scale.get("copy_steps", 1200 if not scale.quick else 60)
+    steps = scale.get("copy_steps", 1200 if not scale.quick else 20)
     sizes = scale.get("copy_model", dict(d_model=64, n_heads=4, d_ff=128) if not scale.quick
                       else scale.model_sizes)
-    warmups = scale.get("copy_warmups", (0, 200, 800) if not scale.quick else (0, 20))
+    warmups = scale.get("copy_warmups", (0, 200, 800) if not scale.quick else (0, 10))
     peak = scale.get("copy_lr", 64 ** -0.5 * 200 ** -0.5)
     metrics = {}
 

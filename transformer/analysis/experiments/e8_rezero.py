@@ -22,7 +22,7 @@ def stack_deviation(model, batch):
 @experiment(name="E8", title="ReZero: identity and convergence", claim="Bachlechner et al. 2020")
 def rezero(study):
     scale, data, depth = study.scale, study.data, study.scale.depth
-    steps = scale.get("rezero_steps", 200 if not scale.quick else 20)
+    steps = scale.get("rezero_steps", 200 if not scale.quick else 8)
     batch = study.probes[0]
     deviation, defects = [], []
     for seed in range(scale.seeds):

@@ -57,7 +57,7 @@ def output_change_by_depth(study):
     scale, data = study.scale, study.data
     depths = list(scale.depths)
     seeds = scale.get("perturbation_seeds", 10 if not scale.quick else 2)
-    draws = scale.get("perturbation_draws", 16 if not scale.quick else 2)
+    draws = scale.get("perturbation_draws", 16 if not scale.quick else 1)
     batch = study.probes[0]
     random, updates = {}, {}
     for arm in ARMS:
