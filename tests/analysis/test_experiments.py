@@ -11,9 +11,12 @@ import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
 from transformer.analysis import GradientFlowRecorder
 from transformer.analysis.expectations import EXPECTATIONS, expectation
 from transformer.analysis.experiments.e4_rank_collapse import (
+    FLOOR,
     attention_stack,
     growth_ratios,
+    identity_path_share,
     linear_excess,
+    too_few_ratios,
 )
 from transformer.analysis.streams import layer_streams
 from transformer.analysis.study import (
@@ -73,6 +76,34 @@ def test_the_rate_rules_on_crafted_shares():
     assert np.mean(growth_ratios(doubly)) == pytest.approx(3.0)
     assert linear_excess(linear) == pytest.approx(1.0)
     assert linear_excess(doubly) > 1.25
+
+
+def test_a_rate_on_fewer_than_three_ratios_above_the_floor_is_not_testable():
+    four = [1.0] + [math.exp(-(2.0 ** layer)) for layer in range(1, 5)] + [FLOOR / 10]
+    two = four[:3] + [FLOOR / 10] * 3
+    assert too_few_ratios([four, four]) is None
+    reason = too_few_ratios([four, two])
+    assert reason == f"1 layer-to-layer ratio(s) above the float64 floor {FLOOR:g}, 3 needed"
+    assert Check("rate", [3.0], expect="E4.pure_rate", untestable=reason).verdict == \
+        "not testable"
+
+
+def test_the_identity_path_prediction_from_layernorm_input_and_branch_sizes():
+    def rows(ln_input, branch):
+        return [{"quantity": quantity, "stack": "encoder", "layer": layer, "sublayer": sublayer,
+                 "step": 1, "value": value}
+                for layer in (1, 2) for sublayer in ("self_attn", "ffn")
+                for quantity, value in (("ln_input_sq_norm_per_dim", ln_input),
+                                        ("branch_sq_norm_per_dim", branch))]
+    # post-LN: the sum (LN input 4) holds x (3) and the branch (1): x keeps 3/4 per block
+    assert identity_path_share(rows(4.0, 1.0), "post-LN", 2) == pytest.approx(0.75 ** 4)
+    # pre-LN: the stream x (LN input 3) plus the branch (1): 3/4 per block
+    assert identity_path_share(rows(3.0, 1.0), "pre-LN", 2) == pytest.approx(0.75 ** 4)
+    kept = 0.75 ** 4
+    assert Check("post", [kept / identity_path_share(rows(4.0, 1.0), "post-LN", 2)],
+                 expect="E4.post_ln_path").verdict == "held"
+    assert Check("post", [0.5 * kept / identity_path_share(rows(4.0, 1.0), "post-LN", 2)],
+                 expect="E4.post_ln_path").verdict == "NOT held"
 
 
 def test_the_attention_only_stack_collapses_doubly_exponentially_without_a_skip():

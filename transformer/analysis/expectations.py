@@ -27,6 +27,24 @@ LIU = ("Liu et al. 2020, abstract", "abstract",
        "identify an amplification effect [...] heavy dependency on its residual branch makes "
        "training unstable, since it amplifies small parameter perturbations (e.g., parameter "
        "updates) and results in significant disturbances in the model output")
+NOCI_SHI = ("Noci et al. 2022, §1 and Fig. 1 caption (text); Shi et al. 2022 (its abstract "
+            "only)", "text",
+            "Noci et al.: Unless adequate residual scaling is used at initialization, increasing "
+            "depth leads to an increase in the tokens' alignment at initialization, which can "
+            "inhibit training. [Fig. 1, POST-LN Transformers] [...] In the absence of residual "
+            "connections, Dong et al. (2021) proved that at initialization the rank of the "
+            "sequence representation collapses doubly exponentially with depth, and both layer "
+            "normalization and fully connected layers can only partially alleviate the speed of "
+            "degeneracy. [§1] Shi et al.: layer normalization plays a key role in the "
+            "over-smoothing issue of Transformer-based models. Specifically, if the standard "
+            "deviation of layer normalization is sufficiently large, the output of Transformer "
+            "stacks will converge to a specific low-rank subspace and result in over-smoothing.")
+LIU_INTRO = ("Liu et al. 2020, §1 (§3, where the paper measures the vanishing sublayer by "
+             "sublayer, was not among the pages read)", "text",
+             "We recognize that gradient vanishing issue is not the direct reason causing such "
+             "difference, since fixing this issue alone cannot stabilize Post-LN training. It "
+             "implies that, besides unbalanced gradients, there exist other factors influencing "
+             "model training greatly.")
 REZERO = ("Bachlechner et al. 2020, abstract and §1", "text",
           "ReZero, a simple change to the architecture that initializes an arbitrary layer as "
           "the identity map [...] we are the first to train Transformers over 100 layers without "
@@ -75,6 +93,11 @@ EXPECTATIONS = {e.key: e for e in (
     _make("E1.post_ln_encoder", LIU, "post-LN encoder: last / layer 1 in [0.5, 2] (gradients "
           "neither vanish nor grow: 'unbalanced gradients are not the root cause')", 0.5, 2.0,
           "a choice: a factor 2 either way"),
+    _make("E1.post_ln_decoder_attenuation", LIU_INTRO, "post-LN decoder at init: ‖∂L/∂x‖ at "
+          "the decoder's input (layer 1) over at its last layer's output at most 0.5 (the "
+          "gradient vanishes on its way down the decoder)", None, 0.5,
+          "a choice: half over 6 layers; the decoder as the place of the vanishing is this "
+          "study's reading (§3 not read)"),
     # E2 (Xiong Thm. 1; only the abstract read: the slopes are this study's reading)
     _make("E2.post_ln_slope", XIONG, "post-LN: log-log slope of the last layer's expected "
           "‖∂L/∂W2‖ against depth near 0 (independent of depth)", -0.25, 0.25,
@@ -101,6 +124,16 @@ EXPECTATIONS = {e.key: e for e in (
     _make("E4.skip_rate", DONG, "attention + skip: -log(token share) grows at most linearly: "
           "max over layers l >= 2 of (-log s_l)/(-log s_{l-1}) × (l-1)/l is at most 1.25", None,
           1.25, "a choice: linear growth gives 1"),
+    # E4 (the full model at init: the share a LayerNorm'd identity path keeps; this study's
+    # derivation, the finding as Noci et al. and Shi et al. report it)
+    _make("E4.post_ln_path", NOCI_SHI, "post-LN: token share at layer L over layer 0, divided "
+          "by the identity path's prediction ∏ over blocks of ‖x‖²/‖x + branch‖² (from the "
+          "LayerNorm input and branch sizes), at least 1: the LayerNorm's division of the "
+          "identity path by the sum's size accounts for the share lost", 1.0, None,
+          "the derivation's bound (x and the branch uncorrelated at init, the branches' "
+          "between-token power only adds), no margin"),
+    _make("E4.pre_ln_path", NOCI_SHI, "pre-LN: the same ratio at least 1 (each branch adds to "
+          "an unnormalised stream)", 1.0, None, "the same bound"),
     # E5/E6 (Xiong's two factors)
     _make("E5.no_warmup_fails", XIONG, "post-LN without warmup at the peak rate: exact match "
           "at most 0.5 (fails) on the copy task", None, 0.5, "a choice: half the test split"),

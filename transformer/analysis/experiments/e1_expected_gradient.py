@@ -1,12 +1,14 @@
 """E1: the expected gradient of the FFN's W2 by layer at init (Xiong et al. 2020; Liu et al.
-2020 for the encoder), bias-corrected for the finite number of probe batches."""
+2020 for the encoder), bias-corrected for the finite number of probe batches; and the gradient
+‖∂L/∂x‖ through each stack, from its last layer's output to its input (Liu et al. 2020: the
+post-LN decoder's attenuation)."""
 
 from ..plots import plot_depth_profiles
 from ..study import Check, Outcome, bound_lines, experiment, ffn_w2, mean_value
 
 
 @experiment(name="E1", title="expected gradient by layer",
-            claim="Xiong et al. 2020 (abstract); Liu et al. 2020 (abstract)")
+            claim="Xiong et al. 2020 (abstract); Liu et al. 2020 (abstract, §1)")
 def expected_gradient_by_layer(study):
     """At init the expected ‖∂L/∂W2‖ grows towards the output of a post-LN decoder, not of a
     pre-LN one; the post-LN encoder neither vanishes nor grows. ‖ḡ‖ over K batches is biased
@@ -25,11 +27,21 @@ def expected_gradient_by_layer(study):
                 into[variant, stack] = relative[:, -1]
                 if quantity == "grad_mean_norm_unbiased":
                     panels[stack][variant] = (layers, relative)
+    through = {(variant, stack): study.values(variant, depth, lambda rows, stack=stack: [
+        mean_value(rows, quantity="grad_in", stack=stack, layer=1, sublayer="self_attn") /
+        mean_value(rows, quantity="grad_out", stack=stack, layer=depth, sublayer="ffn")])[:, 0]
+        for variant in ("post-LN", "pre-LN") for stack in ("encoder", "decoder")}
     checks = [Check("post-LN dec", ratios["post-LN", "decoder"], expect="E1.post_ln_decoder"),
               Check("pre-LN dec", ratios["pre-LN", "decoder"], expect="E1.pre_ln_decoder"),
               Check("post-LN enc", ratios["post-LN", "encoder"], expect="E1.post_ln_encoder"),
               Check("pre-LN enc", ratios["pre-LN", "encoder"]),
-              Check("post-LN dec, uncorrected", raw["post-LN", "decoder"])]
+              Check("post-LN dec, uncorrected", raw["post-LN", "decoder"]),
+              Check("post-LN dec: ‖∂L/∂x‖ input / last output", through["post-LN", "decoder"],
+                    expect="E1.post_ln_decoder_attenuation")]
+    checks += [Check(f"{variant} {stack[:3]}: ‖∂L/∂x‖ input / last output",
+                     through[variant, stack])
+               for variant, stack in (("pre-LN", "decoder"), ("post-LN", "encoder"),
+                                      ("pre-LN", "encoder"))]
     figure = plot_depth_profiles(
         panels, f"E1: expected ‖∂L/∂W2‖ by layer (bias-corrected), over layer 1's "
                 f"({depth}+{depth} layers, init, {study.scale.probe_batches} batches)",
