@@ -172,3 +172,11 @@ def test_the_scaled_embedding_init_gives_unit_power_per_dimension(data):
 def test_every_experiment_is_registered_with_its_claim():
     assert [f"E{n}" for n in range(1, 10)] == [n for n in EXPERIMENTS if n.startswith("E")]
     assert all(found.claim for found in EXPERIMENTS.values())
+
+
+def test_toy_sizes_draw_a_smaller_toy_en_es_and_refuse_another_task():
+    small = TaskData.load("toy-en-es", toy_sizes=dict(n_train=50, n_valid=20, n_test=10,
+                                                      n_compositional=0, n_cross=0))
+    assert (len(small.train), len(small.valid), len(small.test)) == (50, 20, 10)
+    with pytest.raises(ValueError, match="toy_sizes .* are for the toy-en-es task, not 'copy'"):
+        TaskData.load("copy", toy_sizes=dict(n_train=50))
