@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from minigrad.errors import ConfigError
 
 POSITIONAL_KINDS = ("sinusoidal", "sinusoidal-concat", "learned")
-RESIDUAL_MODES = ("standard", "none", "plain", "rezero")
+RESIDUAL_MODES = ("standard", "none", "plain", "rezero", "skip")
 ACTIVATIONS = ("relu", "gelu")
 
 

@@ -15,7 +15,9 @@ class ResidualBlock(nn.Module):
     residual="standard": post-LN LN(x + F(x)) (the paper) or pre-LN x + F(LN(x));
     residual="none": LN(F(x)) or F(LN(x)), no skip but still normalized;
     residual="plain": F(x), neither skip nor LayerNorm (a plain network; norm_first has no
-    effect on the block); residual="rezero": x + α·F(x), α learned from 0, no LayerNorm.
+    effect on the block); residual="rezero": x + α·F(x), α learned from 0, no LayerNorm;
+    residual="skip": x + F(x), no LayerNorm (T-Fixup's block). `skip_scale` (1 unless a
+    residual scheme of transformer/residual.py sets it) multiplies the skip: ω·x + F(x).
     The one place the study tools observe (x, F(x), s, output): set
     `observer(block, x, branch, s, out)` to see them."""
 
@@ -28,12 +30,13 @@ class ResidualBlock(nn.Module):
             self.alpha = nn.Parameter(mg.zeros(()))
         if self.has_norm:
             self.norm = nn.LayerNorm(d_model)
+        self.skip_scale = 1.0
         self.observer = None
 
     @property
     def has_skip(self) -> bool:
         """Whether the block adds its input to the branch (s = x + branch)."""
-        return self.residual in ("standard", "rezero")
+        return self.residual in ("standard", "rezero", "skip")
 
     @property
     def has_norm(self) -> bool:
@@ -45,14 +48,16 @@ class ResidualBlock(nn.Module):
         branch = self.dropout(self.sublayer(inner, *args, **kwargs))
         if self.residual == "rezero":
             branch = self.alpha * branch
-        s = x + branch if self.has_skip else branch
+        skip = x if self.skip_scale == 1.0 else x * self.skip_scale
+        s = skip + branch if self.has_skip else branch
         out = self.norm(s) if self.has_norm and not self.norm_first else s
         if self.observer is not None:
             self.observer(self, x, branch, s, out)
         return out
 
     def extra_repr(self) -> str:
-        return f"norm_first={self.norm_first}, residual={self.residual!r}"
+        scale = f", skip_scale={self.skip_scale:.4g}" if self.skip_scale != 1.0 else ""
+        return f"norm_first={self.norm_first}, residual={self.residual!r}{scale}"
 
 
 class FeedForward(nn.Module):

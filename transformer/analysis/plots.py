@@ -174,20 +174,29 @@ def plot_verdicts(checks, title, path=None):
 
 def plot_grid(rows, title, path=None):
     """The grid runner's figure: final validation loss against the learning rate (log x), one
-    panel per (depth, warmup), one line per norm placement, all panels on one y axis; `rows`
-    the grid's CSV rows (dicts with depth, warmup, lr, norm, seed, valid_loss)."""
+    panel per (depth, warmup), one line per norm placement (and init, where not the default),
+    all panels on one y axis, a diverged run marked x; `rows` the grid's CSV rows (dicts with
+    depth, warmup, lr, norm, seed, valid_loss, optionally init and diverged)."""
     panel_keys = sorted({(row["depth"], row["warmup"]) for row in rows})
     figure, axes = new_figure(1, len(panel_keys), panel_size=(4.5, 4.0), sharey=True)
     for ax, (depth, warmup) in zip(axes[0], panel_keys):
         inside = [row for row in rows if (row["depth"], row["warmup"]) == (depth, warmup)]
-        for number, norm in enumerate(dict.fromkeys(row["norm"] for row in inside)):
-            lrs = sorted({row["lr"] for row in inside if row["norm"] == norm})
-            values = [[row["valid_loss"] for row in inside
-                       if row["norm"] == norm and row["lr"] == lr] for lr in lrs]
+        def arm(row):
+            init = row.get("init", "xavier")
+            return row["norm"] if init == "xavier" else f"{row['norm']}, {init}"
+
+        for number, label in enumerate(dict.fromkeys(arm(row) for row in inside)):
+            mine = [row for row in inside if arm(row) == label]
+            lrs = sorted({row["lr"] for row in mine})
+            values = [[row["valid_loss"] for row in mine if row["lr"] == lr] for lr in lrs]
             mean = [np.mean(v) for v in values]
             std = [np.std(v) for v in values]
-            ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=norm,
+            ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=label,
                         linestyle=LINE_STYLES[number % len(LINE_STYLES)])
+            bad = [row for row in mine if row.get("diverged")]
+            if bad:
+                ax.scatter([row["lr"] for row in bad], [row["valid_loss"] for row in bad],
+                           marker="x", color="black", zorder=5)
         ax.set(title=f"{depth}+{depth} layers, warmup {warmup}", xlabel="peak learning rate",
                ylabel="validation loss", xscale="log")
         if len(ax.get_legend_handles_labels()[1]) > 1:
