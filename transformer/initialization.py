@@ -17,10 +17,13 @@ from collections.abc import Callable
 
 from minigrad import nn
 
-INITIALIZATIONS: dict[str, Callable] = {}
+from .model import Transformer
+
+INITIALIZATIONS: dict[str, Callable[[Transformer], None]] = {}
 
 
-def register_initialization(name: str, function: Callable) -> Callable:
+def register_initialization(name: str, function: Callable[[Transformer], None]
+                            ) -> Callable[[Transformer], None]:
     """Make `function(model)` the initialization called `name`; returns it."""
     if name in INITIALIZATIONS:
         raise ValueError(f"register_initialization: {name!r} is registered already; choose "
@@ -29,7 +32,7 @@ def register_initialization(name: str, function: Callable) -> Callable:
     return function
 
 
-def initialize(model, name: str) -> None:
+def initialize(model: Transformer, name: str) -> None:
     """Apply the initialization `name` to `model` (in place)."""
     if name not in INITIALIZATIONS:
         raise ValueError(f"initialize: unknown initialization {name!r}; choose from "
@@ -37,7 +40,7 @@ def initialize(model, name: str) -> None:
     INITIALIZATIONS[name](model)
 
 
-def embedding_tables(model):
+def embedding_tables(model: Transformer) -> list[nn.Parameter]:
     """The distinct token tables of `model` (one when the embeddings are shared)."""
     tables = {}
     for stack in (model.encoder, model.decoder):
@@ -45,12 +48,12 @@ def embedding_tables(model):
     return list(tables.values())
 
 
-def scaled_embedding(model) -> None:
+def scaled_embedding(model: Transformer) -> None:
     for table in embedding_tables(model):
         nn.init.normal_(table, 0.0, table.shape[1] ** -0.5)
 
 
-def gain_one(model) -> None:
+def gain_one(model: Transformer) -> None:
     for name, param in model.named_parameters():
         if ".layers." in name and param.ndim == 2:
             nn.init.normal_(param, 0.0, 1.0 / math.sqrt(param.shape[1]))

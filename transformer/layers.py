@@ -3,6 +3,8 @@ sublayer), the position-wise feed-forward network, EncoderLayer and DecoderLayer
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import minigrad as mg
 from minigrad import Tensor, nn
 
@@ -31,7 +33,7 @@ class ResidualBlock(nn.Module):
         if self.has_norm:
             self.norm = nn.LayerNorm(d_model)
         self.skip_scale = 1.0
-        self.observer = None
+        self.observer: Callable[[ResidualBlock, Tensor, Tensor, Tensor, Tensor], None] | None = None
 
     @property
     def has_skip(self) -> bool:

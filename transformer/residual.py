@@ -25,8 +25,12 @@ import numpy as np
 import minigrad as mg
 from minigrad import nn
 
+from .data.batching import Batch
 from .initialization import embedding_tables
 from .layers import ResidualBlock
+from .model import Decoder, Encoder, Transformer
+
+Prepare = Callable[[Transformer, Batch | None], None]  # rescales a built model in place
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ class ResidualScheme:
     name: str
     norm_first: bool = False
     residual: str = "standard"
-    prepare: Callable | None = None
+    prepare: Prepare | None = None
 
     @property
     def config_fields(self) -> dict:
@@ -61,20 +65,20 @@ def scheme(name: str) -> ResidualScheme:
     return SCHEMES[name]
 
 
-def apply_scheme(model, name: str, batch=None) -> None:
+def apply_scheme(model: Transformer, name: str, batch: Batch | None = None) -> None:
     """Rescale `model`'s skips and weights as the scheme `name` starts them (in place)."""
     prepare = scheme(name).prepare
     if prepare is not None:
         prepare(model, batch)
 
 
-def stack_blocks(stack) -> list:
+def stack_blocks(stack: Encoder | Decoder) -> list[ResidualBlock]:
     """The ResidualBlocks of a stack in the order the input meets them."""
     return [module for layer in stack.layers for module in layer.modules()
             if isinstance(module, ResidualBlock)]
 
 
-def branch_matrices(block) -> list:
+def branch_matrices(block: ResidualBlock) -> list[nn.Parameter]:
     """The matrices DeepNorm and T-Fixup scale in a block: an attention's value and output
     projections, or both FFN matrices."""
     sub = block.sublayer
@@ -83,11 +87,11 @@ def branch_matrices(block) -> list:
     return [sub.linear1.weight, sub.linear2.weight]
 
 
-def scale_(param, factor: float) -> None:
+def scale_(param: nn.Parameter, factor: float) -> None:
     param.data[...] = param.data * factor
 
 
-def deepnorm_constants(n_encoder: int, n_decoder: int) -> dict:
+def deepnorm_constants(n_encoder: int, n_decoder: int) -> dict[str, tuple[float, float]]:
     """{stack: (α, β)} of DeepNorm for an encoder-decoder of N encoder and M decoder layers:
     encoder α = 0.81·(N⁴M)^(1/16), β = 0.87·(N⁴M)^(-1/16); decoder α = (3M)^(1/4),
     β = (12M)^(-1/4)."""
@@ -96,7 +100,7 @@ def deepnorm_constants(n_encoder: int, n_decoder: int) -> dict:
             "decoder": ((3 * m) ** 0.25, (12 * m) ** -0.25)}
 
 
-def prepare_deepnorm(model, batch=None) -> None:
+def prepare_deepnorm(model: Transformer, batch: Batch | None = None) -> None:
     constants = deepnorm_constants(len(model.encoder.layers), len(model.decoder.layers))
     for stack_name, (alpha, beta) in constants.items():
         for block in stack_blocks(getattr(model, stack_name)):
@@ -105,7 +109,7 @@ def prepare_deepnorm(model, batch=None) -> None:
                 scale_(matrix, beta)
 
 
-def prepare_t_fixup(model, batch=None) -> None:
+def prepare_t_fixup(model: Transformer, batch: Batch | None = None) -> None:
     """Embedding N(0, d^-½) × (9M)^(-¼); decoder value, output and FFN matrices × (9M)^(-¼);
     encoder ones × 0.67·N^(-¼) (N, M the encoder's and decoder's layers)."""
     n, m = len(model.encoder.layers), len(model.decoder.layers)
@@ -119,15 +123,16 @@ def prepare_t_fixup(model, batch=None) -> None:
                 scale_(matrix, factor)
 
 
-def prepare_admin(model, batch) -> None:
+def prepare_admin(model: Transformer, batch: Batch | None) -> None:
     """Admin's profiling: one forward pass on `batch` with every ω = 1 records Var[F_j(x)] of
     each block; then ω_i² = 1 + Σ_{j<i} Var[F_j] over the blocks before i in its stack (the
     embedding's unit variance plus the earlier branches'). ω stays a constant here."""
     if batch is None:
         raise ValueError("the admin scheme profiles the model: pass a batch to apply_scheme")
-    variances = {}
+    variances: dict[int, float] = {}
 
-    def observe(block, x, branch, s, out):
+    def observe(block: ResidualBlock, x: mg.Tensor, branch: mg.Tensor, s: mg.Tensor,
+                out: mg.Tensor) -> None:
         variances[id(block)] = float(np.var(branch.numpy()))
 
     blocks = [b for stack in (model.encoder, model.decoder) for b in stack_blocks(stack)]

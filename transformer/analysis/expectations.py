@@ -77,7 +77,8 @@ class Expectation:
     threshold_from: str = ""
 
 
-def _make(key, paper, rule, low=None, high=None, threshold_from=""):
+def _make(key: str, paper: tuple[str, str, str], rule: str, low: float | None = None,
+          high: float | None = None, threshold_from: str = "") -> Expectation:
     source, read, quote = paper
     return Expectation(key, source, read, quote, rule, low, high, threshold_from)
 

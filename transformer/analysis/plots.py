@@ -6,9 +6,17 @@ panels), labelled axes and a legend where a panel has more than one line, and sa
 `path` when given one."""
 
 import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+Series = tuple[Sequence[float], Sequence[float] | np.ndarray]  # (xs, values), values per seed
+Panels = dict[str, dict[str, Series]]  # {panel title: {line label: Series}}
 LINE_STYLES = ("-", "--", ":", "-.")  # curves that coincide stay visible
 
 
@@ -51,9 +59,11 @@ def _draw_guides(ax, bounds, theory) -> None:
                 linestyle=(":", "-.")[number % 2], label=label)
 
 
-def plot_depth_profiles(panels, title, xlabel="layer", ylabel="gradient norm", log_x=False,
-                        log_y=True, bounds=None, theory=None, sharey=True, columns=None,
-                        path=None):
+def plot_depth_profiles(panels: Panels, title: str, xlabel: str = "layer",
+                        ylabel: str = "gradient norm", log_x: bool = False, log_y: bool = True,
+                        bounds: dict[str, dict[str, float]] | None = None,
+                        theory: Panels | None = None, sharey: bool = True,
+                        columns: int | None = None, path: str | Path | None = None) -> "Figure":
     """A quantity against layer (or depth), one line per configuration, mean with error bars
     of ± one standard deviation over seeds. `panels` = {panel title: {line label: (xs,
     values)}}, values (n_seeds, len(xs)); one panel each (e.g. encoder and decoder), on one

@@ -13,9 +13,10 @@ own (docs/write_your_own_experiment.md):
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from minigrad.optim import LambdaLR
 from ..builders import build_vocab
 from ..config import TransformerConfig
 from ..data import Vocab, load_task
-from ..data.batching import BatchIterator, encode_pairs, make_batch
+from ..data.batching import Batch, BatchIterator, encode_pairs, make_batch
 from ..data.grammar import toy_en_es
 from ..initialization import initialize
 from ..model import Transformer
@@ -35,6 +36,9 @@ from .expectations import expectation
 from .noise import gradient_statistics, probe_loss
 from .plots import plot_verdicts
 from .recorder import GradientFlowRecorder, select, write_csv
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 VALID_EXAMPLES = 200  # a run's final loss: teacher-forced, on this many validation examples
 STACK_NAMES = {"encoder": "enc", "decoder": "dec"}
@@ -52,17 +56,18 @@ class Scale:
     probe_batch_size: int = 32
     depth: int = 6  # E1, E3, E7, E8
     deep: int = 12  # E4
-    depths: tuple = (2, 4, 6, 8, 12)  # E2, E9
+    depths: tuple[int, ...] = (2, 4, 6, 8, 12)  # E2, E9
     batch_size: int = 32
     quick: bool = False  # a smoke run: its verdicts are not the study's
-    toy_sizes: dict = field(default_factory=dict)  # toy-en-es split sizes; empty: the task's
-    extra: dict = field(default_factory=dict)
+    # toy-en-es split sizes; empty: the task's
+    toy_sizes: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def model_sizes(self):
+    def model_sizes(self) -> dict[str, int]:
         return dict(d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff)
 
-    def get(self, key, default):
+    def get(self, key: str, default: Any) -> Any:
         """An experiment's own setting `key` (its default unless `extra` sets it)."""
         return self.extra.get(key, default)
 
@@ -86,7 +91,7 @@ class TaskData:
     test: list
 
     @classmethod
-    def load(cls, task, seed=0, toy_sizes=None):
+    def load(cls, task: str, seed: int = 0, toy_sizes: dict | None = None) -> "TaskData":
         """The task's data; `toy_sizes` (toy-en-es only): toy_en_es's split sizes, for a
         smaller draw than the task's own."""
         if toy_sizes and task != "toy-en-es":
@@ -96,14 +101,14 @@ class TaskData:
         vocab = build_vocab(splits)
         return cls(vocab, encode_pairs(splits["train"], vocab), splits["valid"], splits["test"])
 
-    def batch(self, size=16):
+    def batch(self, size: int = 16) -> Batch:
         """The first `size` validation pairs as one batch (what a scheme profiles on)."""
         pairs = encode_pairs(self.valid[:size], self.vocab)
         return make_batch(pairs, range(len(pairs)), self.vocab)
 
 
-def build_model(data, seed, depth, d_model, n_heads, d_ff, scheme_name="post-LN",
-                init="xavier"):
+def build_model(data: TaskData, seed: int, depth: int, d_model: int, n_heads: int, d_ff: int,
+                scheme_name: str = "post-LN", init: str = "xavier") -> Transformer:
     """A Transformer with `depth` layers per stack on `data`'s joint vocabulary, initialized
     from `seed`, without dropout (measurements are deterministic), with the residual scheme
     `scheme_name` (transformer/residual.py) and the initialization `init`
@@ -118,16 +123,18 @@ def build_model(data, seed, depth, d_model, n_heads, d_ff, scheme_name="post-LN"
     return model
 
 
-def warmup_schedule(peak_lr, warmup_steps, decay_from):
+def warmup_schedule(peak_lr: float, warmup_steps: int,
+                    decay_from: int) -> Callable[[int], float]:
     """lr(s) for update s = 1, 2, ...: `peak_lr` × min(1, s / warmup_steps) (no warmup when 0)
     × min(1, √(decay_from / s)): the warmups differ in the warmup alone."""
-    def lr(step):
+    def lr(step: int) -> float:
         ramp = min(1.0, step / warmup_steps) if warmup_steps else 1.0
         return peak_lr * ramp * min(1.0, math.sqrt(decay_from / step))
     return lr
 
 
-def make_trainer(model, data, batch_size, seed, schedule, callbacks=()):
+def make_trainer(model: Transformer, data: TaskData, batch_size: int, seed: int,
+                 schedule: Callable[[int], float], callbacks: Sequence = ()) -> Trainer:
     """The project's Trainer (Adam β = (0.9, 0.98), label smoothing 0.1, clipping at 1) on
     `data`, its rate lr(step) = `schedule(step)`, step counted from 1."""
     config = TrainingConfig(batch_size=batch_size, seed=seed, progress=False)
@@ -138,12 +145,12 @@ def make_trainer(model, data, batch_size, seed, schedule, callbacks=()):
                    optimizer=optimizer, scheduler=scheduler)
 
 
-def train(trainer, steps):
+def train(trainer: Trainer, steps: int) -> list[float]:
     """`steps` more steps of `trainer`: each its `train_step` (which fires the callbacks'
     `on_backward_end`), `trainer.step` advanced, the loss read, then every callback's
     `on_step_end`, as `Trainer.train` does, without its logging, validation and checkpoints.
     Returns each step's loss, NaN from a step where the loss diverged on."""
-    losses = []
+    losses: list[float] = []
     try:
         while len(losses) < steps:
             record = trainer.train_step(trainer.data.next_batch())
@@ -164,7 +171,8 @@ class Study:
     (step = the batch's number, from 1), and over all of them the gradient statistics (step
     0)."""
 
-    def __init__(self, scale=DEFAULT, data=None, task="toy-en-es", tasks=None):
+    def __init__(self, scale: Scale = DEFAULT, data: TaskData | None = None,
+                 task: str = "toy-en-es", tasks: dict[str, TaskData] | None = None) -> None:
         self.scale = scale
         self._tasks = dict(tasks or {})  # {name: TaskData} given rather than loaded
         self.data = data if data is not None else self.task(task)
@@ -172,22 +180,23 @@ class Study:
         pairs = encode_pairs(self.data.valid[:scale.probe_batches * size], self.data.vocab)
         self.probes = [make_batch(pairs, range(start, min(start + size, len(pairs))),
                                   self.data.vocab) for start in range(0, len(pairs), size)]
-        self._models, self._rows = {}, {}
+        self._models: dict[tuple, Transformer] = {}
+        self._rows: dict[tuple, list[dict]] = {}
 
-    def task(self, name):
+    def task(self, name: str) -> TaskData:
         if name not in self._tasks:
             sizes = self.scale.toy_sizes if name == "toy-en-es" else None
             self._tasks[name] = TaskData.load(name, toy_sizes=sizes)
         return self._tasks[name]
 
-    def model(self, variant, depth, seed, init="xavier"):
+    def model(self, variant: str, depth: int, seed: int, init: str = "xavier") -> Transformer:
         key = (variant, depth, seed, init)
         if key not in self._models:
             self._models[key] = build_model(self.data, seed, depth, **self.scale.model_sizes,
                                             scheme_name=variant, init=init)
         return self._models[key]
 
-    def rows(self, variant, depth, seed, init="xavier"):
+    def rows(self, variant: str, depth: int, seed: int, init: str = "xavier") -> list[dict]:
         """The rows of the scheme `variant` with `depth` layers per stack, `depth` and `seed`
         added."""
         key = (variant, depth, seed, init)
@@ -204,17 +213,18 @@ class Study:
             self._rows[key] = [dict(row, depth=depth, seed=seed) for row in rows]
         return self._rows[key]
 
-    def values(self, variant, depth, pick, init="xavier"):
+    def values(self, variant: str, depth: int, pick: Callable[[list[dict]], Sequence[float]],
+               init: str = "xavier") -> np.ndarray:
         """(n_seeds, n): `pick(rows)` (n values) for each seed's model."""
         return np.array([pick(self.rows(variant, depth, seed, init))
                          for seed in range(self.scale.seeds)], dtype=float)
 
-    def all_rows(self, variants, depths):
+    def all_rows(self, variants: Iterable[str], depths: Iterable[int]) -> list[dict]:
         return [row for variant in variants for depth in depths
                 for seed in range(self.scale.seeds) for row in self.rows(variant, depth, seed)]
 
 
-def mean_value(rows, **fields):
+def mean_value(rows: list[dict], **fields: Any) -> float:
     """The mean value of the rows with these fields."""
     found = select(rows, **fields)
     if not found:
@@ -222,17 +232,17 @@ def mean_value(rows, **fields):
     return float(np.mean([row["value"] for row in found]))
 
 
-def ffn_w2(stack, layer):
+def ffn_w2(stack: str, layer: int) -> str:
     """The name of the second FFN weight of a layer (numbered from 1)."""
     return f"{stack}.layers.{layer - 1}.ffn.sublayer.linear2.weight"
 
 
-def slope(xs, ys):
+def slope(xs: Sequence[float] | np.ndarray, ys: Sequence[float] | np.ndarray) -> float:
     """The least-squares slope of log y against log x."""
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
-def ffn_gain(d_model, d_ff):
+def ffn_gain(d_model: int, d_ff: int) -> float:
     """c = E‖FFN(x)‖² / ‖x‖² at init for this project's initialisation (Xavier-uniform
     weights of variance 2/(fan_in + fan_out), zero biases, ReLU keeping half the power):
     2·d·f/(d+f)². Xiong et al.'s weights of variance 1/d with d_ff = d give ½."""
@@ -251,43 +261,43 @@ class Check:
     testable at this scale" whatever the values."""
 
     label: str
-    values: list
+    values: Sequence[float] | np.ndarray  # one per seed; a list of floats once made
     low: float | None = None
     high: float | None = None
     expect: str | None = None
     untestable: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.expect is not None:
             found = expectation(self.expect)
             self.low, self.high = found.low, found.high
         self.values = [float(v) for v in np.atleast_1d(self.values)]
 
     @property
-    def judged(self):
+    def judged(self) -> bool:
         return self.untestable is None and (self.low is not None or self.high is not None)
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         return float(np.mean(self.values)) if self.values else math.nan
 
     @property
-    def held(self):
+    def held(self) -> bool:
         return (self.low is None or self.mean >= self.low) and \
             (self.high is None or self.mean <= self.high)
 
     @property
-    def verdict(self):
+    def verdict(self) -> str:
         if self.untestable is not None:
             return UNTESTABLE
         return (HELD if self.held else NOT_HELD) if self.judged else REPORTED
 
-    def bounds_text(self):
+    def bounds_text(self) -> str:
         if self.low is not None and self.high is not None:
             return f"in [{self.low:g}, {self.high:g}]"
         return f">= {self.low:g}" if self.low is not None else f"<= {self.high:g}"
 
-    def __str__(self):
+    def __str__(self) -> str:
         text = f"{self.label} {self.mean:.3g}±{np.std(self.values):.2g}"
         if self.untestable is not None:
             return f"{text} (not testable at this scale: {self.untestable})"
@@ -295,7 +305,7 @@ class Check:
             return text
         return f"{text} ({self.bounds_text()}: {self.verdict})"
 
-    def record(self):
+    def record(self) -> dict:
         """The check as a dict for verdicts.json."""
         return {"label": self.label, "values": self.values, "mean": self.mean,
                 "low": self.low, "high": self.high, "expectation": self.expect,
@@ -311,13 +321,13 @@ class Outcome:
     name: str
     claim: str
     headline: str
-    checks: list
-    rows: list
-    figure: object = None
-    notes: list = field(default_factory=list)
+    checks: list[Check]
+    rows: list[dict]
+    figure: "Figure | None" = None
+    notes: list[str] = field(default_factory=list)
 
     @property
-    def verdict(self):
+    def verdict(self) -> str:
         """NOT held if any judged check fails; held if every judged one holds; not testable
         if none is judged but one is untestable; else reported."""
         verdicts = [check.verdict for check in self.checks]
@@ -327,15 +337,15 @@ class Outcome:
             return HELD
         return UNTESTABLE if UNTESTABLE in verdicts else REPORTED
 
-    def summary(self):
+    def summary(self) -> str:
         checks = "; ".join(str(check) for check in self.checks)
         return f"{self.id}: {self.headline}: {checks} -> {self.verdict}"
 
-    def record(self):
+    def record(self) -> dict:
         return {"id": self.id, "name": self.name, "claim": self.claim, "verdict": self.verdict,
                 "checks": [check.record() for check in self.checks], "notes": self.notes}
 
-    def save(self, folder):
+    def save(self, folder: str | Path) -> None:
         """Write `<id>_<name>.csv` (and `.png` with a figure) into `folder`."""
         stem = Path(folder) / f"{self.id}_{self.name}"
         write_csv(self.rows, stem.with_suffix(".csv"))
@@ -343,14 +353,14 @@ class Outcome:
             self.figure.savefig(stem.with_suffix(".png"), dpi=120)
 
 
-def write_verdicts(outcomes, path, scale):
+def write_verdicts(outcomes: Iterable[Outcome], path: str | Path, scale: Scale) -> None:
     """verdicts.json: every outcome's verdict and checks, and whether it was a smoke run."""
     payload = {"quick": scale.quick, "seeds": scale.seeds,
                "outcomes": [outcome.record() for outcome in outcomes]}
     Path(path).write_text(json.dumps(payload, indent=1, allow_nan=True) + "\n")
 
 
-def summary_figure(outcomes, quick=False):
+def summary_figure(outcomes: Iterable[Outcome], quick: bool = False) -> "Figure":
     """Every judged check of `outcomes` against its bounds, one row each."""
     rows = [(outcome.id, check.label, check.mean, float(np.std(check.values)), check.low,
              check.high, check.verdict)
@@ -360,13 +370,16 @@ def summary_figure(outcomes, quick=False):
 
 
 # ----- the registry ---------------------------------------------------------------------------
+RunFunction = Callable[[Study], Outcome]
+
+
 @dataclass(frozen=True)
 class Experiment:
     """A registered experiment: `run(study) -> Outcome`; `default` whether the default run
     includes it."""
 
     name: str
-    run: Callable
+    run: RunFunction
     title: str = ""
     claim: str = ""
     default: bool = True
@@ -375,10 +388,11 @@ class Experiment:
 EXPERIMENTS: dict[str, Experiment] = {}
 
 
-def experiment(name: str, title: str = "", claim: str = "", default: bool = True):
+def experiment(name: str, title: str = "", claim: str = "",
+               default: bool = True) -> Callable[[RunFunction], RunFunction]:
     """Register the decorated `run(study) -> Outcome` as the experiment `name` (a user's own
     experiment is then run like E1-E9: `--only name`). Returns the function unchanged."""
-    def register(run):
+    def register(run: RunFunction) -> RunFunction:
         if name in EXPERIMENTS:
             raise ValueError(f"experiment {name!r} is registered already; choose another name "
                              f"than {', '.join(EXPERIMENTS)}")
@@ -387,7 +401,8 @@ def experiment(name: str, title: str = "", claim: str = "", default: bool = True
     return register
 
 
-def run_experiments(names, scale=DEFAULT, study=None):
+def run_experiments(names: Sequence[str], scale: Scale = DEFAULT,
+                    study: Study | None = None) -> Iterator[Outcome]:
     """The Outcome of each registered experiment in `names`, in order, yielded as each
     finishes, all on one Study."""
     unknown = [name for name in names if name not in EXPERIMENTS]
@@ -399,10 +414,10 @@ def run_experiments(names, scale=DEFAULT, study=None):
         yield EXPERIMENTS[name].run(study)
 
 
-def bound_lines(*keys, factor=1.0):
+def bound_lines(*keys: str, factor: float = 1.0) -> dict[str, float]:
     """{label: y} of the bounds of these expectations (× `factor` where a bound is relative),
     for a figure's `bounds`: the figure reads the bound the verdict judges."""
-    lines = {}
+    lines: dict[str, float] = {}
     for key in keys:
         found = expectation(key)
         for side, value in (("low", found.low), ("high", found.high)):

@@ -3,7 +3,9 @@
 ‖∂L/∂x‖ through each stack, from its last layer's output to its input (Liu et al. 2020: the
 post-LN decoder's attenuation)."""
 
-from ..plots import plot_depth_profiles
+import numpy as np
+
+from ..plots import Panels, plot_depth_profiles
 from ..study import Check, Outcome, bound_lines, experiment, ffn_w2, mean_value
 
 
@@ -14,7 +16,9 @@ def expected_gradient_by_layer(study):
     pre-LN one; the post-LN encoder neither vanishes nor grows. ‖ḡ‖ over K batches is biased
     up by σ²/K: the corrected `grad_mean_norm_unbiased` is judged (the raw one reported)."""
     depth, layers = study.scale.depth, list(range(1, study.scale.depth + 1))
-    panels, ratios, raw = {}, {}, {}
+    panels: Panels = {}
+    ratios: dict[tuple[str, str], np.ndarray] = {}  # {(variant, stack): last / layer 1 per seed}
+    raw: dict[tuple[str, str], np.ndarray] = {}
     for stack in ("encoder", "decoder"):
         panels[stack] = {}
         for variant in ("post-LN", "pre-LN"):

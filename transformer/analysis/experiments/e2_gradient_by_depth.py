@@ -3,7 +3,7 @@ the abstract states it: large near the output post-LN, well-behaved pre-LN)."""
 
 import numpy as np
 
-from ..plots import plot_depth_profiles
+from ..plots import Panels, plot_depth_profiles
 from ..study import STACK_NAMES, Check, Outcome, experiment, ffn_w2, mean_value, slope
 
 
@@ -11,7 +11,9 @@ from ..study import STACK_NAMES, Check, Outcome, experiment, ffn_w2, mean_value,
 def last_layer_gradient_by_depth(study):
     """Log-log slope against depth L: 0 for post-LN, -1/2 for pre-LN (O(d√(ln d / L)))."""
     depths = list(study.scale.depths)
-    panels, theory, checks = {}, {}, []
+    panels: Panels = {}
+    theory: Panels = {}
+    checks: list[Check] = []
     for stack in ("encoder", "decoder"):
         panels[stack], theory[stack] = {}, {}
         for variant, key, expected in (("post-LN", "E2.post_ln_slope", 0.0),

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..plots import plot_depth_profiles
+from ..plots import Series, plot_depth_profiles
 from ..streams import layer_streams, lengths_of, token_share
 from ..study import Check, Outcome, experiment, mean_value
 
@@ -118,7 +118,8 @@ def rank_collapse(study):
                     [linear_excess(row) for row in shares["skip"]], expect="E4.skip_rate",
                     untestable=too_few_ratios(shares["skip"])),
               Check(f"attention + LayerNorm: share at layer {depth}", shares["layernorm"][:, -1])]
-    model_shares, rows = {}, []
+    model_shares: dict[str, Series] = {}
+    rows: list[dict] = []
     for variant, init in (("post-LN", "xavier"), ("pre-LN", "xavier"), ("plain", "xavier"),
                           ("plain", "gain-1")):
         per_seed = np.array([[token_share(x, lengths) for x in

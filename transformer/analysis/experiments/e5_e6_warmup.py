@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ...evaluation import evaluate
-from ..plots import plot_curves
+from ..plots import Series, plot_curves
 from ..study import (
     VALID_EXAMPLES,
     Check,
@@ -30,7 +30,9 @@ def ladder(data, depth, sizes, peak, warmups, seeds, steps, batch_size, finish):
     longest = max(warmups)
     configs = {f"post-LN, warmup {w}": ("post-LN", w) for w in warmups}
     configs["pre-LN, no warmup"] = ("pre-LN", 0)
-    rows, curves, results = [], {}, {}
+    rows: list[dict] = []
+    curves: dict[str, Series] = {}
+    results: dict[str, list] = {}  # {label: finish(model, losses) per seed}
     for label, (variant, warmup) in configs.items():
         losses, results[label] = [], []
         for seed in seeds:

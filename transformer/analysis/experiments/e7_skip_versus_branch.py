@@ -3,7 +3,7 @@ argument: the branch sees LN(x), whose Jacobian scales as 1/‖x_l‖)."""
 
 import numpy as np
 
-from ..plots import plot_depth_profiles
+from ..plots import Panels, plot_depth_profiles
 from ..study import STACK_NAMES, Check, Outcome, experiment, mean_value
 
 BLOCK_TYPES = (("encoder", "self_attn"), ("encoder", "ffn"), ("decoder", "self_attn"),
@@ -17,7 +17,11 @@ def skip_versus_branch(study):
     shrinks against the skip's as the stream grows: share_l = ‖branch part‖ / ‖∂L/∂s‖ ∝
     1/‖x_l‖. The post-LN shares are reported beside them."""
     depth, layers = study.scale.depth, list(range(1, study.scale.depth + 1))
-    panels, theory, fits, post_last = {}, {}, [], []
+    panels: Panels = {}
+    theory: Panels = {}
+    fits: list[np.ndarray] = []  # per block type, per seed
+    post_last: list[np.ndarray] = []
+    pre_falls: list[np.ndarray] = []  # per block type, the pre-LN share layer L / 1 per seed
     for stack, sublayer in BLOCK_TYPES:
         title = f"{STACK_NAMES[stack]} {sublayer}"
         panels[title] = {}
@@ -36,14 +40,13 @@ def skip_versus_branch(study):
                            layer=layer, sublayer=sublayer) for layer in layers])
             predicted = shares[:, :1] * np.sqrt(size[:, :1] / size)  # ∝ 1/‖x_l‖
             fits.append(shares[:, -1] / predicted[:, -1])
+            pre_falls.append(shares[:, -1] / shares[:, 0])
             theory[title] = {"pre-LN theory ∝ 1/‖x_l‖": (layers, predicted.mean(axis=0))}
-    fits, post_last = np.mean(fits, axis=0), np.mean(post_last, axis=0)
-    pre_fall = np.mean([panels[f"{STACK_NAMES[s]} {b}"]["pre-LN"][1][:, -1] /
-                        panels[f"{STACK_NAMES[s]} {b}"]["pre-LN"][1][:, 0]
-                        for s, b in BLOCK_TYPES], axis=0)
+    fit, post_share = np.mean(fits, axis=0), np.mean(post_last, axis=0)
+    pre_fall = np.mean(pre_falls, axis=0)
     checks = [Check(f"pre-LN share layer {depth}/1", pre_fall, expect="E7.pre_ln_fall"),
-              Check(f"pre-LN share layer {depth} / theory", fits, expect="E7.pre_ln_theory"),
-              Check(f"post-LN share layer {depth}", post_last)]
+              Check(f"pre-LN share layer {depth} / theory", fit, expect="E7.pre_ln_theory"),
+              Check(f"post-LN share layer {depth}", post_share)]
     figure = plot_depth_profiles(panels, f"E7: ‖branch part of ∂L/∂x‖ / ‖∂L/∂s‖ per block "
                                          f"type ({depth}+{depth} layers, init)",
                                  ylabel="branch / skip", theory=theory, columns=3)

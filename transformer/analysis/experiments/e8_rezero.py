@@ -5,7 +5,7 @@ trained without warmup or LayerNorm."""
 import numpy as np
 
 from ..jacobian import isometry_defects
-from ..plots import plot_curves
+from ..plots import Series, plot_curves
 from ..streams import layer_streams
 from ..study import Check, Outcome, build_model, experiment, make_trainer, train
 
@@ -29,16 +29,18 @@ def rezero(study):
         model = study.model("rezero", depth, seed)
         deviation.append(max(max(v) for v in stack_deviation(model, batch).values()))
         defects.append(max(max(v) for v in isometry_defects(model, batch).values()))
-    curves, last, rows = {}, {}, []
+    curves: dict[str, Series] = {}
+    last: dict[str, np.ndarray] = {}  # {arm: its last tenth's mean loss per seed}
+    rows: list[dict] = []
     arms = [("rezero", depth), ("post-LN", depth), ("pre-LN", depth), ("rezero", scale.deep)]
     for variant, layers in arms:
         label = f"{variant}, {layers} layers"
-        runs = []
+        losses = []
         for seed in range(scale.seeds):
             model = build_model(data, seed, layers, **scale.model_sizes, scheme_name=variant)
-            runs.append(train(make_trainer(model, data, scale.batch_size, seed,
-                                           lambda step: REZERO_LR), steps))
-        runs = np.array(runs)
+            losses.append(train(make_trainer(model, data, scale.batch_size, seed,
+                                             lambda step: REZERO_LR), steps))
+        runs = np.array(losses)
         curves[label] = (list(range(1, steps + 1)), runs)
         last[label] = np.mean(runs[:, -max(1, steps // 10):], axis=1)
         rows += [{"config": label, "seed": seed, "step": step, "quantity": "train_loss",
