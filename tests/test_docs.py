@@ -24,10 +24,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-# Documents whose rewriting belongs to other work: their blocks are checked once it lands.
-NOT_YET = {
-    "docs/gradient_flow.md": "its rewrite belongs to the gradient-flow study issue",
-}
 
 TINY_MODEL = """
 import numpy as np
@@ -39,6 +35,27 @@ def loss_fn(model, batch):
     return (model(batch) ** 2).mean()
 """
 PRELUDES = {
+    "docs/gradient_flow.md": """
+import minigrad as mg
+from minigrad.nn import functional as F
+from transformer import Transformer, TransformerConfig
+from transformer.data import Example, Vocab, tokenize
+from transformer.data.batching import BatchIterator, encode_pairs, make_batch
+from transformer.training import Trainer, TrainingConfig
+sentences = ["a b c", "b c d", "c d a", "d a b", "a c", "b d"]
+valid = [Example(s, s, "copy") for s in sentences]
+vocab = Vocab.build([tokenize(s) for s in sentences])
+pad_id = vocab.pad_id
+mg.manual_seed(0)
+model = Transformer(TransformerConfig(
+    len(vocab), len(vocab), d_model=8, n_heads=2, n_encoder_layers=2, n_decoder_layers=2,
+    d_ff=16, dropout=0.0, max_len=16, share_embeddings=True, pad_id=pad_id))
+pairs = encode_pairs(valid, vocab)
+batch = make_batch(pairs, range(3), vocab)
+batches = BatchIterator(pairs, vocab, batch_size=3)
+config = TrainingConfig(steps=2, batch_size=3, warmup_steps=1, eval_every=2, eval_examples=2,
+                        progress=False)
+""",
     "docs/distributed.md": TINY_MODEL + """
 optimizer = mg.optim.SGD(model.parameters(), lr=0.1)
 steps = 2
@@ -102,8 +119,6 @@ SLOW_DOCUMENTS = {"docs/data.md"}
     ids=_relative)
 def test_the_python_blocks_run(document, tmp_path):
     name = _relative(document)
-    if name in NOT_YET:
-        pytest.skip(NOT_YET[name])
     parts = [PRELUDES.get(name, "")]
     for line, code, reason in python_blocks(document):
         if reason is None:
