@@ -60,7 +60,7 @@ major = int(cupy.__version__.split('.')[0])
 count = cupy.cuda.runtime.getDeviceCount()
 print('cupy', cupy.__version__, '|', count, 'GPU(s)')
 sys.exit(0 if major >= 14 and count > 0 else 1)"; then
-        echo "!! CuPy >= 14 that sees a GPU is needed: pip install 'cupy-cuda12x>=14'"
+        echo "!! CuPy >= 14 that sees a GPU is needed: pip install -e '.[gpu-cuda12]' (CUDA 12) or pip install -e '.[gpu-cuda13]' (CUDA 13)"
         exit 1
     fi
 fi

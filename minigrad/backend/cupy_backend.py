@@ -10,6 +10,10 @@ import os
 
 from ..errors import DeviceError
 
+# how to install CuPy 14, named by every error that says so (pyproject.toml's extras; `[ctk]`
+# brings CUDA's libraries where no CUDA toolkit is installed)
+INSTALL_CUPY = ("pip install -e '.[gpu-cuda12]' (CUDA 12) or pip install -e '.[gpu-cuda13]' "
+                "(CUDA 13)")
 MINIMUM_VERSION = (14, 0)  # put_along_axis, NumPy 2's promotion rules (NEP 50)
 _stand_in = None  # a module used instead of `import cupy` (the test double), or None:
 # set by `minigrad.backend.use_cupy`, which also forgets the CUDA backends made before
@@ -24,13 +28,13 @@ def _import_cupy():
             import cupy
         except ImportError:
             raise DeviceError(
-                "device 'cuda' needs CuPy: install the 'gpu' extra (pip install -e '.[gpu]', "
-                "CuPy 14 for CUDA 12) on a machine with an NVIDIA GPU, or use device='cpu'"
+                f"device 'cuda' needs CuPy 14: {INSTALL_CUPY} on a machine with an NVIDIA "
+                "GPU, or use device='cpu'"
             ) from None
     version = tuple(int(part) for part in cupy.__version__.split(".")[:2] if part.isdigit())
     if version < MINIMUM_VERSION:
         raise DeviceError(f"device 'cuda' needs CuPy >= 14, found CuPy {cupy.__version__}: "
-                          "pip install -U 'cupy-cuda12x>=14'")
+                          f"{INSTALL_CUPY}")
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as error:  # CuPy's CUDARuntimeError: no driver, or no GPU

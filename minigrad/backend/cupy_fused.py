@@ -92,9 +92,8 @@ class FusedKernels:
             return xp.exp(xp.where(mask, -xp.inf, x * scale) - peak)
 
         @fuse(kernel_name="smoothed_loss")
-        def smoothed_loss(log_normalizer, picked, row_mean, smoothing):
-            return (1 - smoothing) * (log_normalizer - picked) \
-                - smoothing * (row_mean - log_normalizer)
+        def smoothed_loss(log_normalizer, picked, row_mean, keep, smoothing):
+            return keep * (log_normalizer - picked) - smoothing * (row_mean - log_normalizer)
 
         @fuse(kernel_name="clip_scale")
         def clip_scale(norm, max_norm):
@@ -117,7 +116,7 @@ class FusedKernels:
         self._triple_product_sum, self._column_product_sum = triple_product_sum, column_product_sum
         self._layer_norm_backward, self._softmax_backward = layer_norm_backward, softmax_backward
         self._scaled_masked_max, self._scaled_masked_exp = scaled_masked_max, scaled_masked_exp
-        self.smoothed_loss, self.clip_scale = smoothed_loss, clip_scale
+        self._smoothed_loss, self.clip_scale = smoothed_loss, clip_scale
         self.relu_backward = relu_backward
 
     def layer_norm(self, rows, eps):
@@ -127,6 +126,14 @@ class FusedKernels:
         squares = self._squared_deviation_sum(rows, mean)[:, None]
         rstd = self._reciprocal_std(squares, rows.dtype.type(n), rows.dtype.type(eps))
         return self._normalize(rows, mean, rstd), rstd
+
+    def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing):
+        """Label-smoothed cross-entropy per row: one launch. The coefficients are computed
+        here, in the logits' dtype: inside a fused function `1 - smoothing` of two Python
+        scalars would be computed in float16 (CuPy's fusion picks the first loop they fit)."""
+        dtype = log_normalizer.dtype.type
+        return self._smoothed_loss(log_normalizer, picked, row_mean, dtype(1 - smoothing),
+                                   dtype(smoothing))
 
     def scale_shift(self, x, weight, bias):
         return self._scale_shift(x, weight, bias)

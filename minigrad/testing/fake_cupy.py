@@ -19,9 +19,12 @@ it behaves as CuPy does:
   given to `install`; arrays are made on the current device and know it (`x.device.id`); an
   op on an array of another device raises ValueError, as CuPy does where peer access is
   unavailable. A random generator computes on the device where it was made.
+- No `__index__`: a 0-d array is not an index (`range(x)`, `list[x]` raise TypeError).
 - `cupy.fuse` runs the function eagerly, as one launch; inside it only ufuncs, operators,
-  `astype` and reductions are allowed (as in CuPy's fusion). `ElementwiseKernel`,
-  `ReductionKernel` and `RawKernel` raise: CUDA source runs on a GPU only.
+  `astype` and reductions (no `mean`, no `keepdims`) are allowed, as in CuPy's fusion
+  (`_core/fusion.pyx`), and a ufunc of scalars only is computed in the loop CuPy's fusion
+  picks for it: the smallest that the weak scalars fit (`1 - 0.1` gives float16 0.89990234).
+  `ElementwiseKernel`, `ReductionKernel` and `RawKernel` raise: CUDA source runs on a GPU only.
 
 Counting, in `monitor` (`reset()`; `launches`, `syncs`, Counters by name; `largest_array`):
 
@@ -178,6 +181,8 @@ def _unwrap(value, where):
                         "arrays as operands; move them with cupy.asarray first)")
     if isinstance(value, (list, tuple)):
         return type(value)(_unwrap(item, where) for item in value)
+    if isinstance(value, _FusedScalar):
+        return value.value
     return value
 
 
@@ -213,19 +218,97 @@ _HOST_ONLY = {"shape", "ndim", "size", "result_type", "can_cast", "promote_types
 # names whose result size depends on the data: the host must read it
 _SYNCING = {"nonzero", "flatnonzero", "argwhere", "unique", "extract", "compress",
             "asnumpy", "get", "item", "tolist", "tobytes"}
-# allowed inside cupy.fuse besides ufuncs and operators
-_FUSABLE = {"sum", "prod", "max", "min", "amax", "amin", "mean", "where", "astype", "clip"}
+# allowed inside cupy.fuse besides ufuncs and operators (CuPy's fusion has no `mean`)
+_FUSABLE = {"sum", "prod", "max", "min", "amax", "amin", "where", "astype", "clip"}
+_LOOP_TYPES = set("?bBhHiIlLqQefdFD")  # the dtypes of CuPy's ufunc loops
 
 
 class _Fusion:
     active = 0
 
 
+def _fused_loop(ufunc, operands):
+    """The loop CuPy's fusion picks for a ufunc: the first of its loops to which each operand
+    casts safely or, for a scalar (every scalar is weak there), which
+    `result_type(type(scalar)(0), loop type)` keeps (`_core/fusion.pyx` `call_ufunc` ->
+    `_core/_kernel.pyx` `_guess_routine_from_in_types`, without the guard that eager ufuncs
+    apply, `_check_should_use_weak_scalar`): `1 - 0.1` is computed in float16 there."""
+    dtypes = [np.asarray(operand).dtype for operand in operands]
+    for loop in ufunc.types:
+        ins, outs = loop.split("->")
+        if not set(ins + outs) <= _LOOP_TYPES:
+            continue
+        for dtype, operand, char in zip(dtypes, operands, ins):
+            if np.can_cast(dtype, char):
+                continue
+            if isinstance(operand, np.ndarray):
+                break
+            try:
+                if np.result_type(type(operand)(0), char) != np.dtype(char):
+                    break
+            except TypeError:
+                break
+        else:
+            return ins
+    raise TypeError(f"Invalid type cast in '{ufunc.__name__}': {dtypes} -> []")
+
+
+def _call_fused_ufunc(ufunc, args, kwargs):
+    """A ufunc inside cupy.fuse, computed in the loop CuPy's fusion picks (not a launch)."""
+    if set(kwargs) - {"out"}:
+        raise TypeError(f"Wrong arguments {kwargs}")
+    operands = _unwrap(args, ufunc.__name__)
+    ins = _fused_loop(ufunc, operands)
+    cast = [np.asarray(a).astype(char, copy=False) for a, char in zip(operands, ins)]
+    out = kwargs.get("out")
+    if out is not None:
+        ufunc(*cast, out=_unwrap(out, ufunc.__name__), casting="same_kind")
+        return out
+    return _wrap(ufunc(*cast), _Devices.current)
+
+
+class _FusedScalar:
+    """A Python scalar argument of a fused function: its arithmetic is the fusion's (weak,
+    by `_fused_loop`), not Python's."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _scalar_operator(ufunc, reflected=False):
+    def operator(self, other):
+        if not _operand(other):
+            return NotImplemented
+        pair = (other, self) if reflected else (self, other)
+        return _call_fused_ufunc(ufunc, pair, {})
+    return operator
+
+
+for _name, _function in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                         ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                         ("mod", np.remainder), ("pow", np.power)]:
+    setattr(_FusedScalar, f"__{_name}__", _scalar_operator(_function))
+    setattr(_FusedScalar, f"__r{_name}__", _scalar_operator(_function, reflected=True))
+for _name, _function in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                         ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
+    setattr(_FusedScalar, f"__{_name}__", _scalar_operator(_function))
+_FusedScalar.__neg__ = lambda self: _call_fused_ufunc(np.negative, (self,), {})
+_FusedScalar.__hash__ = None
+
+
 def _call(name, function, args, kwargs):
     """Run a NumPy function as CuPy would run `name`: operands checked and unwrapped, the
     result on the current device, launches and synchronizations counted."""
-    if _Fusion.active and name not in _FUSABLE and not isinstance(function, np.ufunc):
-        raise TypeError(f"cupy.fuse: '{name}' is not supported inside a fused function")
+    if _Fusion.active:
+        if name not in _FUSABLE and not isinstance(function, np.ufunc):
+            raise TypeError(f"cupy.fuse: '{name}' is not supported inside a fused function")
+        if kwargs.get("keepdims"):
+            raise TypeError(f"cupy.fuse: '{name}' with keepdims is not supported inside a "
+                            "fused function (CuPy's fusion drops it); add the axis outside")
+        if isinstance(function, np.ufunc):
+            return _call_fused_ufunc(function, args, kwargs)
     device = _Devices.current
     raw_args = _unwrap(args, name)
     out = kwargs.get("out")
@@ -260,7 +343,7 @@ class Flags:
 
 
 def _operand(value):
-    return isinstance(value, (ndarray, np.ndarray, numbers.Number, np.generic))
+    return isinstance(value, (ndarray, np.ndarray, numbers.Number, np.generic, _FusedScalar))
 
 
 def _binary(name, function, reflected=False, inplace=False):
@@ -340,7 +423,6 @@ class ndarray:  # noqa: N801  (CuPy's name)
     __int__ = _read("int()", lambda a: int(a))
     __float__ = _read("float()", lambda a: float(a))
     __complex__ = _read("complex()", lambda a: complex(a))
-    __index__ = _read("index", lambda a: a.__index__())
     __repr__ = _read("repr", lambda a: repr(a))
     __str__ = _read("str", lambda a: str(a))
     __format__ = _read("format", lambda a, spec: format(a, spec))
@@ -552,14 +634,20 @@ def put_along_axis(a, indices, values, axis):
 
 
 def fuse(*args, **kwargs):
-    """cupy.fuse, run eagerly: `@fuse` or `@fuse(kernel_name=...)`; one launch per call."""
+    """cupy.fuse, run eagerly: `@fuse` or `@fuse(kernel_name=...)`; one launch per call.
+    As in CuPy (`_core/fusion.pyx` `Fusion.__call__`), a call without an array argument runs
+    the function as plain Python; with one, its scalar arguments compute as the fusion's."""
     def decorate(function):
         @functools.wraps(function)
         def fused(*call_args):
+            if not any(isinstance(arg, ndarray) for arg in call_args):
+                return function(*call_args)
             monitor._quiet += 1
             _Fusion.active += 1
             try:
-                return function(*call_args)
+                result = function(*[arg if isinstance(arg, ndarray) or arg is None
+                                    else _FusedScalar(arg) for arg in call_args])
+                return _unwrap(result, "fuse") if isinstance(result, _FusedScalar) else result
             finally:
                 _Fusion.active -= 1
                 monitor._quiet -= 1
