@@ -74,9 +74,14 @@ def sorted_segment_sum(xp, indices, values, size):
 class CupyGenerator:
     """A CUDA random generator whose state is its seed and the number of draws made since.
 
-    Philox4x3210, a counter-based generator: starting a stream costs one small kernel (CuPy's
-    default, XORWOW, initialises a state for every thread of the GPU); a stream starts at each
-    seed and at each restore point (`state()`), on the backend's GPU."""
+    Philox4x3210, a counter-based generator, with a fixed number of states (`STATES`): CuPy's
+    default is 8 · 256 · the GPU's SM count, so that one seed would draw other numbers on
+    another GPU. A stream starts at each seed and at each restore point (`state()`), on the
+    backend's GPU: two launches (the states' zero fill and cuRAND's init) and 4 MiB of
+    states (64 bytes each) from CuPy's memory pool; a restore point is taken when a
+    checkpoint is saved, not per step."""
+
+    STATES = 65_536
 
     def __init__(self, xp, activate, seed=None):
         self.xp = xp
@@ -94,7 +99,7 @@ class CupyGenerator:
         self.draws = draws
         self.activate()
         self.rng = self.xp.random.default_rng(
-            self.xp.random.Philox4x3210((self.initial_seed << 32) + draws))
+            self.xp.random.Philox4x3210((self.initial_seed << 32) + draws, size=self.STATES))
 
     def state(self):
         """The state; also a restore point, so the draws that follow are those that

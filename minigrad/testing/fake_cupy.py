@@ -119,6 +119,7 @@ monitor = Monitor()
 class _Devices:
     count = 2
     current = 0
+    multiprocessors = 132  # an H100's SM count: the default size of a random generator
 
 
 def _current():
@@ -674,13 +675,18 @@ def _gpu_only(name):
 
 # ----- cupy.random ---------------------------------------------------------------------------
 class _BitGenerator:
+    """A bit generator of `size` states (by default 8 · 256 · the GPU's SM count, as CuPy's
+    `_cuRANDGenerator`, `random/_bit_generator.pyx`): its draws depend on the seed and on
+    `size`, as CuPy's do; making it fills the states (two launches: zeros, cuRAND's init)."""
+
     kind = "BitGenerator"
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None, *, size=-1):
         self.seed = seed
+        self.size = 8 * 256 * _Devices.multiprocessors if size < 0 else size
         self.device = _Devices.current
         monitor.bit_generators[self.kind] += 1
-        monitor.launch(f"{self.kind} init")
+        monitor.launch(f"{self.kind} init", 2)
 
 
 def _bit_generator(kind):
@@ -692,7 +698,9 @@ class _Generator:
 
     def __init__(self, bit_generator):
         self.bit_generator = bit_generator
-        self._rng = np.random.default_rng(bit_generator.seed)
+        seed = bit_generator.seed
+        self._rng = np.random.default_rng(
+            None if seed is None else [int(seed) & (2 ** 64 - 1), bit_generator.size])
 
     def _draw(self, name, make):
         if self.bit_generator.device != _Devices.current:

@@ -95,6 +95,21 @@ def test_seeding_and_rng_state_start_no_xorwow_generator(stand_in):
     assert stand_in.bit_generators["Philox4x3210"] >= 1
 
 
+def test_a_seed_draws_the_same_numbers_on_any_gpu(monkeypatch):
+    """CuPy's Philox4x3210 has 8 · 256 · SM-count states by default, and its draws depend on
+    them; the generator's fixed count of states makes a seed's draws the GPU's own no more."""
+    draws = []
+    for multiprocessors in (132, 78):
+        monkeypatch.setattr(fake_cupy._Devices, "multiprocessors", multiprocessors)
+        with fake_cupy.installed(devices=1):
+            mg.manual_seed(5)
+            draws.append(mg.randn(4, device="cuda").numpy())
+            default = fake_cupy.cupy.random.default_rng(fake_cupy.cupy.random.Philox4x3210(5))
+            draws.append(default.random(4).get())
+    np.testing.assert_array_equal(draws[0], draws[2])
+    assert not np.array_equal(draws[1], draws[3])  # CuPy's default size: the GPU's own
+
+
 @pytest.fixture
 def fresh_cuda(monkeypatch):
     """The CuPy stand-in with two devices (on a GPU machine too), its 'cuda' backends made
