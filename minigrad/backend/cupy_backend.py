@@ -169,6 +169,12 @@ class CupyBackend:
         """Whether `array` is a whole array of its own (not a view), so a `.grad` may keep it."""
         return array.base is None
 
+    def batched_operand(self, array):
+        """`array` C-contiguous: CuPy's matmul of more than 2 dimensions copies every
+        operand that is not (`_core/_routines_linalg.pyx`), so a strided one is copied once
+        here rather than at each product that uses it."""
+        return self.xp.ascontiguousarray(array)
+
     def scatter_add(self, indices, values, size):
         self.activate()
         return sorted_segment_sum(self.xp, indices, values, size)

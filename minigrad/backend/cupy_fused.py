@@ -107,6 +107,11 @@ class FusedKernels:
         def softmax_backward(weights, grad_attended, keep, row_sum, scale):
             return weights * (grad_attended * keep - row_sum) * scale
 
+        @fuse(kernel_name="moving_average")
+        def moving_average(average, value, weight):  # in place: the weights' moving average
+            xp.add(average, (value - average) * weight, out=average)
+
+        self.moving_average = moving_average
         self._squared_deviation_sum, self._product_sum = squared_deviation_sum, product_sum
         self._reciprocal_std, self._normalize = reciprocal_std, normalize
         self._scale_shift, self._input_gradient = scale_shift, layer_norm_input_gradient

@@ -35,9 +35,21 @@ Counting, in `monitor` (`reset()`; `launches`, `syncs`, Counters by name; `large
   assignment into an index other than a plain view), matrix product (`matmul`, `dot`,
   `einsum`, `vdot`: one BLAS call), sort, random draw, fused function; none for views
   (basic slicing, `reshape` of a contiguous array, `transpose`, `broadcast_to`, ...),
-  shape queries and `empty`. Composite CuPy functions count as one (CuPy's `mean` is one
-  reduction kernel). This is the rule the targets are counted by; check it against
-  `cupyx.profiler` on a GPU before relying on figures to the last launch.
+  shape queries and `empty`. Besides, the launches CuPy 14's composite functions make
+  (`_extra_launches`, read from its source):
+  `matmul` with more than 2 dimensions copies each operand that is not C-contiguous
+  (`ascontiguousarray`), float16 ones to float32 and the result back, and makes 3 pointer
+  arrays of ndim - 2 launches each where it broadcasts a batch axis
+  (`_core/_routines_linalg.pyx` `matmul`, `_mat_ptrs`); on 2 dimensions it copies an operand
+  neither C- nor F-contiguous (`_mat_to_cublas_contiguous`); `mean` is a CUB sum and a
+  division (`_core/_routines_statistics.pyx` `_ndarray_mean`, CUB being CuPy's default
+  accelerator); n-d `take_along_axis` / `put_along_axis` build n - 1 `arange` index arrays
+  and combine the n indices before the gather or scatter: 2n + 1 (`_indexing/indexing.py`,
+  `_core/_routines_indexing.pyx`); `concatenate` copies each array into the result, or, for
+  more than 8 small arrays of one dtype, one kernel and the copy of their pointers
+  (`_core/_routines_manipulation.pyx` `_concatenate`). This is the rule the targets are
+  counted by; check it against `cupyx.profiler` on a GPU before relying on figures to the
+  last launch.
 - one synchronization per read of device data by the host: `int()`, `float()`, `bool()`,
   `.item()`, `.tolist()`, `.get()`, `asnumpy`, `repr`, indexing or assigning with a boolean
   mask (CuPy needs the count of True), `nonzero` / `flatnonzero` / `argwhere` / `unique`,
@@ -299,6 +311,41 @@ _FusedScalar.__neg__ = lambda self: _call_fused_ufunc(np.negative, (self,), {})
 _FusedScalar.__hash__ = None
 
 
+def _matmul_launches(a, b):
+    """The copies and pointer arrays CuPy's matmul makes besides its BLAS call."""
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or min(a.ndim, b.ndim) < 1:
+        return 0
+    ndim = max(a.ndim, b.ndim)
+    if ndim <= 2:
+        return sum(1 for x in (a, b) if x.ndim == 2
+                   and not (x.flags.c_contiguous or x.flags.f_contiguous))
+    half = np.result_type(a, b) == np.float16
+    extra = sum(1 for x in (a, b) if half or not x.flags.c_contiguous) + half
+    batch_a = (1,) * (ndim - a.ndim) + a.shape[:-2] if a.ndim > 1 else (1,) * (ndim - 2)
+    batch_b = (1,) * (ndim - b.ndim) + b.shape[:-2] if b.ndim > 1 else (1,) * (ndim - 2)
+    if any((m == 1) != (n == 1) for m, n in zip(batch_a, batch_b)):
+        extra += 3 * (ndim - 2)
+    return extra
+
+
+def _extra_launches(name, raw_args):
+    """Launches CuPy makes inside `name` besides its one counted kernel (the module doc)."""
+    if name == "matmul" and len(raw_args) >= 2:
+        return _matmul_launches(raw_args[0], raw_args[1])
+    if name == "mean":
+        return 1
+    if name in ("take_along_axis", "put_along_axis"):
+        return 2 * np.ndim(raw_args[0])
+    if name == "concatenate":
+        arrays = raw_args[0]
+        small = sum(np.size(a) for a in arrays) * np.result_type(*arrays).itemsize \
+            < 2 * 1024 * 1024 * len(arrays)
+        if len(arrays) > 8 and small and len({np.asarray(a).dtype for a in arrays}) == 1:
+            return 1
+        return len(arrays) - 1
+    return 0
+
+
 def _call(name, function, args, kwargs):
     """Run a NumPy function as CuPy would run `name`: operands checked and unwrapped, the
     result on the current device, launches and synchronizations counted."""
@@ -325,6 +372,9 @@ def _call(name, function, args, kwargs):
             monitor.launch(name)
     else:
         monitor.launch(name)
+        extra = _extra_launches(name, raw_args)
+        if extra:
+            monitor.launch(f"{name} (inside)", extra)
     return _wrap(result, device, out if isinstance(out, ndarray) else None)
 
 
