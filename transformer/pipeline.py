@@ -146,7 +146,7 @@ def _trainer(out, model_config, training_config, splits, vocab, tokenizer, commu
     model = Transformer(model_config)
     batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
                             training_config.batch_size, seed=training_config.seed,
-                            target_dropout=training_config.target_dropout)
+                            target_dropout=training_config.target_dropout, device=model.device)
     return Trainer(model, batches, splits["valid"], vocab, training_config, out=out,
                    tokenizer=tokenizer, communicator=communicator)
 

@@ -923,3 +923,25 @@ def is_stand_in(xp):
     return xp is _namespace
 
 
+def main(argv):
+    """`python -m minigrad.testing.fake_cupy SCRIPT [ARGS]`: run SCRIPT with the stand-in as
+    CuPy (one device), as `python SCRIPT ARGS` would: a dry run of a GPU script here."""
+    import runpy
+    import sys
+
+    if not argv:
+        raise SystemExit("usage: python -m minigrad.testing.fake_cupy SCRIPT [ARGS]")
+    install(devices=1)
+    sys.argv = list(argv)
+    sys.path.insert(0, str(Path(argv[0]).resolve().parent))
+    runpy.run_path(argv[0], run_name="__main__")
+
+
+if __name__ == "__main__":  # the imported module's stand-in, the one minigrad sees
+    import sys
+
+    from minigrad.testing import fake_cupy
+
+    fake_cupy.main(sys.argv[1:])
+
+
