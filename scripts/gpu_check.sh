@@ -160,9 +160,9 @@ if part bench; then
                 continue
             fi
             if [ "$DEVICE" = cpu ]; then  # the stand-in counts launches; it times nothing
-                timed 90 "$name.log" python3 benchmarks/train_step.py --count \
-                    --config "$config" ${2:-} --json
-                status "$name (--count)" "$?" 90
+                timed 120 "$name.log" python3 benchmarks/train_step.py --count \
+                    --config "$config" --warmup 1 ${2:-} --json
+                status "$name (--count)" "$?" 120
             else
                 timed 10 "$name.log" python3 benchmarks/train_step.py --framework "$1" \
                     --config "$config" --device cuda --steps 10 --warmup 2 ${2:-} --json

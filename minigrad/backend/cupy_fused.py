@@ -27,6 +27,10 @@ class FusedKernels:
         def squared_deviation_sum(x, mean):  # (R, N), (R, 1) -> (R,)
             return xp.sum((x - mean) * (x - mean), axis=-1)
 
+        @fuse(kernel_name="row_mean")
+        def row_mean(x, n):  # (R, N) -> (R,): one kernel (CuPy's mean is a sum and a division)
+            return xp.sum(x, axis=-1) / n
+
         @fuse(kernel_name="product_sum")
         def product_sum(a, b):  # (R, N), (R, N) -> (R,)
             return xp.sum(a * b, axis=-1)
@@ -112,6 +116,7 @@ class FusedKernels:
             xp.add(average, (value - average) * weight, out=average)
 
         self.moving_average = moving_average
+        self._row_mean = row_mean
         self._squared_deviation_sum, self._product_sum = squared_deviation_sum, product_sum
         self._reciprocal_std, self._normalize = reciprocal_std, normalize
         self._scale_shift, self._input_gradient = scale_shift, layer_norm_input_gradient
@@ -125,11 +130,11 @@ class FusedKernels:
         self.relu_backward = relu_backward
 
     def layer_norm(self, rows, eps):
-        """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): five launches."""
-        n = rows.shape[1]
-        mean = rows.mean(axis=1, keepdims=True)
+        """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): four launches."""
+        n = rows.dtype.type(rows.shape[1])
+        mean = self._row_mean(rows, n)[:, None]
         squares = self._squared_deviation_sum(rows, mean)[:, None]
-        rstd = self._reciprocal_std(squares, rows.dtype.type(n), rows.dtype.type(eps))
+        rstd = self._reciprocal_std(squares, n, rows.dtype.type(eps))
         return self._normalize(rows, mean, rstd), rstd
 
     def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing):
@@ -146,7 +151,7 @@ class FusedKernels:
     def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows):
         """rstd · (g - mean(g) - normalized · mean(g · normalized)) over rows: three launches."""
         n = g_rows.dtype.type(g_rows.shape[1])
-        g_mean = g_rows.mean(axis=1, keepdims=True)
+        g_mean = self._row_mean(g_rows, n)[:, None]
         gn_mean = (self._product_sum(g_rows, normalized_rows) / n)[:, None]
         return self._input_gradient(g_rows, normalized_rows, g_mean, gn_mean, rstd_rows)
 

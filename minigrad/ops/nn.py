@@ -540,6 +540,7 @@ class ScaledDotProductAttention(Function):
     def _fused_backward(self, kernels, grad):
         xp = self.xp
         q, k, v = self.operands
+        grad = self.backend.batched_operand(grad)  # often strided (the heads' merge): once
         attended = self.weights if self.keep is None else self.weights * self.keep
         grad_v = xp.swapaxes(attended, -1, -2) @ grad
         grad_attended = grad @ xp.swapaxes(v, -1, -2)
