@@ -60,7 +60,7 @@ def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
     total_loss, correct, tokens = 0.0, 0, 0
     predictions = [None] * len(pairs)
     with mg.no_grad():
-        for batch in batches_in_order(pairs, vocab, batch_size, device or model.device):
+        for batch in batches_in_order(pairs, vocab, batch_size, device):
             logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
             loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=vocab.pad_id,
                                    reduction="sum")

@@ -260,7 +260,7 @@ def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
     for split in ("test", "compositional", "cross_construction"):
         if split not in splits or not splits[split]:
             continue
-        result = evaluate(model, splits[split], vocab, tokenizer=tokenizer)
+        result = evaluate(model, splits[split], vocab, device=model.device, tokenizer=tokenizer)
         result["unknown_rate"] = unknown_rate(splits[split], vocab, tokenizer)
         for name in ("exact_match", "bleu", "chrf", "token_accuracy", "max_length_ratio",
                      "unknown_rate"):
