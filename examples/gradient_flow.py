@@ -1,44 +1,59 @@
-"""How gradients flow through residual paths, and what LayerNorm placement changes: nine
-experiments E1-E9 (transformer/analysis/experiments.py), each reproducing a finding of the
-literature on a CPU-sized model and judging it against an expectation fixed in advance.
+"""How gradients flow through residual paths, and what LayerNorm placement and the remedies
+change: the registered experiments (E1-E9 in transformer/analysis/experiments/, each judged
+against an expectation fixed in transformer/analysis/expectations.py) and the grid runner.
 
-    python examples/gradient_flow.py              # the study: under 20 minutes on 2 quiet cores
-    python examples/gradient_flow.py --quick      # a smoke run: toy sizes, one seed, < 3 min
-    python examples/gradient_flow.py --only E1,E9 # some of them
-    python examples/gradient_flow.py --grid       # lr × warmup × depth × norm placement
+    python examples/gradient_flow.py              # the default run: E1-E9
+    python examples/gradient_flow.py --quick      # a smoke run: toy sizes, one seed
+    python examples/gradient_flow.py --only E1,E9 # some of them (a user's own by its name)
+    python examples/gradient_flow.py --grid xiong # a preset grid: xiong, remedies, embedding
+    python examples/gradient_flow.py --grid custom --task copy --norms post-LN,t-fixup
 
-Writes one plot (PNG) and one CSV per experiment and summary.png (every verdict) into --out,
-and prints one line per experiment: what was measured (mean ± std over seeds), the
-expectation, and whether it held. An expectation that does not hold is reported as such.
---grid trains toy translation over the grid instead, printing its forecast duration first,
-and writes grid.csv and grid.png. Results already in --out are kept unless --overwrite.
+Writes one plot (PNG) and one CSV per experiment, summary.png and verdicts.json (every check:
+held, NOT held, not testable at this scale, or reported) into --out, and prints one line per
+experiment. --grid trains the grid instead, printing its forecast duration first, and writes
+grid.csv and grid.png (diverged runs marked). Results already in --out are kept unless
+--overwrite. A user's experiment module is loaded with --load path/to/module.py.
 """
 
 import argparse
 import dataclasses
+import importlib.util
 import time
 from pathlib import Path
 
+import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
 from transformer import cli
-from transformer.analysis.experiments import (
+from transformer.analysis.grid import (
+    GRID_FIELDS,
+    PRESETS,
+    Grid,
+    estimate_seconds,
+    grid_figure,
+    run_grid,
+)
+from transformer.analysis.recorder import write_csv
+from transformer.analysis.study import (
     DEFAULT,
     EXPERIMENTS,
     QUICK,
-    VARIANTS,
+    Study,
     TaskData,
     run_experiments,
     summary_figure,
+    write_verdicts,
 )
-from transformer.analysis.grid import GRID_FIELDS, Grid, estimate_seconds, grid_figure, run_grid
-from transformer.analysis.recorder import write_csv
+from transformer.data import TASKS
+from transformer.residual import SCHEMES
 
 SMOKE = ("--quick: a smoke run (d_model 16, one seed, a few steps); its verdicts are not the "
          "study's and may differ from a default run's")
 
 
 def experiment_ids(text):
-    """'E1,e5' -> ('E1', 'E5'), each one of EXPERIMENTS."""
-    ids = tuple(name.strip().upper() for name in text.split(",") if name.strip())
+    """'E1,e5' -> ('E1', 'E5'), each a registered experiment (E-ids case-insensitive)."""
+    def known(name):
+        return name.upper() if name.upper() in EXPERIMENTS else name
+    ids = tuple(known(name.strip()) for name in text.split(",") if name.strip())
     unknown = [name for name in ids if name not in EXPERIMENTS]
     if not ids or unknown:
         raise argparse.ArgumentTypeError(
@@ -62,9 +77,18 @@ def list_of(item, allowed):
 
 
 def norm_placement(text):
-    if text not in VARIANTS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(VARIANTS)}")
+    if text not in SCHEMES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(SCHEMES)}")
     return text
+
+
+def load_module(path):
+    """Import a user's module (its @experiment functions register themselves)."""
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    if spec is None or not Path(path).is_file():
+        raise cli.UsageError(f"--load {path}: no such Python file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
 
 
 def parse_args(argv):
@@ -76,23 +100,27 @@ def parse_args(argv):
                         help="replace the results already in --out")
     parser.add_argument("--seeds", type=cli.positive_int,
                         help="seeds per configuration (default 3, quick 1; grid 1)")
-    parser.add_argument("--only", type=experiment_ids, default=EXPERIMENTS,
-                        help="comma-separated experiment ids, e.g. E1,E5")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated experiment names, e.g. E1,E5 (default: E1-E9)")
+    parser.add_argument("--task", choices=TASKS, default=None,
+                        help="the task of the grid (default toy-en-es; copy adds exact match)")
     grid = parser.add_argument_group("the grid runner (--grid)")
-    grid.add_argument("--grid", action="store_true",
-                      help="train toy translation over the grid below instead")
+    grid.add_argument("--grid", choices=(*PRESETS, "custom"), default=None,
+                      help="train a preset grid, or custom: the settings below")
     grid.add_argument("--lrs", type=list_of(cli.positive_float, "positive numbers"),
                       default=Grid.lrs, help="peak learning rates (default 1e-3,3e-3,1e-2)")
     grid.add_argument("--warmups", type=list_of(cli.non_negative_int, "integers >= 0"),
                       default=Grid.warmups, help="warmup steps, 0 for none (default 0,100)")
     grid.add_argument("--depths", type=list_of(cli.positive_int, "positive integers"),
                       default=Grid.depths, help="layers per stack (default 6)")
-    grid.add_argument("--norms", type=list_of(norm_placement, "model variants"),
-                      default=Grid.norms, help="model variants (default post-LN,pre-LN)")
+    grid.add_argument("--norms", type=list_of(norm_placement, "residual schemes"),
+                      default=Grid.norms, help="residual schemes (default post-LN,pre-LN)")
     grid.add_argument("--steps", type=cli.positive_int, default=Grid.steps,
                       help="training steps per run (default 300)")
+    parser.add_argument("--load", action="append", default=[],
+                        help="a Python file whose @experiment functions are registered first")
     args = parser.parse_args(argv)
-    if args.grid and (args.quick or args.only != EXPERIMENTS):
+    if args.grid and (args.quick or args.only):
         parser.error("--grid runs the grid only: drop --quick and --only")
     return args
 
@@ -109,13 +137,12 @@ def refuse_to_overwrite(out, names, overwrite):
 def main_experiments(args, out):
     scale = QUICK if args.quick else DEFAULT
     if args.seeds:
-        scale = dataclasses.replace(scale, seeds=args.seeds, copy_seeds=args.seeds,
-                                    perturbation_seeds=max(args.seeds,
-                                                           scale.perturbation_seeds))
+        scale = dataclasses.replace(scale, seeds=args.seeds)
     if scale.quick:
         print(SMOKE, flush=True)
+    names = args.only or [name for name, found in EXPERIMENTS.items() if found.default]
     started, outcomes = time.perf_counter(), []
-    for outcome in run_experiments(scale, args.only):
+    for outcome in run_experiments(names, scale, Study(scale)):
         outcome.save(out)
         outcomes.append(outcome)
         print(outcome.summary(), flush=True)
@@ -123,18 +150,30 @@ def main_experiments(args, out):
         for note in outcome.notes:
             print(f"    {note}", flush=True)
     summary_figure(outcomes, scale.quick).savefig(out / "summary.png", dpi=120)
-    print(f"({scale.seeds} seed(s), E6 {scale.copy_seeds}, E9 {scale.perturbation_seeds}; "
-          f"{time.perf_counter() - started:.0f} s; plots and CSVs in {out})")
+    write_verdicts(outcomes, out / "verdicts.json", scale)
+    counts = {verdict: sum(o.verdict == verdict for o in outcomes)
+              for verdict in ("held", "NOT held", "not testable", "reported")}
+    print(", ".join(f"{count} {verdict}" for verdict, count in counts.items()) +
+          f" ({scale.seeds} seed(s); {time.perf_counter() - started:.0f} s; plots, CSVs and "
+          f"verdicts.json in {out})")
     if scale.quick:
         print(SMOKE)
 
 
 def main_grid(args, out):
-    grid = Grid(lrs=args.lrs, warmups=args.warmups, depths=args.depths, norms=args.norms,
-                seeds=args.seeds or 1, steps=args.steps)
-    data, scale = TaskData.load("toy-en-es"), DEFAULT
+    task = args.task or "toy-en-es"
+    if args.grid == "custom":
+        grid = Grid(lrs=args.lrs, warmups=args.warmups, depths=args.depths, norms=args.norms,
+                    seeds=args.seeds or 1, steps=args.steps)
+    else:
+        grid = PRESETS[args.grid]
+        if args.seeds:
+            grid = dataclasses.replace(grid, seeds=args.seeds)
+    grid = dataclasses.replace(grid, decode=task == "copy")
+    data, scale = TaskData.load(task), DEFAULT
     forecast = estimate_seconds(grid, data, scale)
-    print(f"grid: {len(grid.runs())} runs of {grid.steps} steps; about {forecast / 60:.0f} min "
+    print(f"grid {args.grid} on {task}: {len(grid.runs())} runs of {grid.steps} steps; about "
+          f"{forecast / 60:.0f} min "
           f"on this machine as loaded now (from a short timed probe)", flush=True)
     started = time.perf_counter()
 
@@ -142,7 +181,7 @@ def main_grid(args, out):
         print("  " + ", ".join(f"{key} {row[key]:.4g}" if isinstance(row[key], float)
                                else f"{key} {row[key]}" for key in GRID_FIELDS), flush=True)
 
-    rows = run_grid(grid, data, scale, on_run=report)
+    rows = run_grid(grid, data, scale, task, on_run=report)
     write_csv(rows, out / "grid.csv", GRID_FIELDS)
     grid_figure(rows).savefig(out / "grid.png", dpi=120)
     print(f"({time.perf_counter() - started:.0f} s; grid.csv and grid.png in {out})")
@@ -150,9 +189,16 @@ def main_grid(args, out):
 
 def main(argv=None):
     args = parse_args(argv)
+    for path in args.load:
+        load_module(path)
+    if args.only is not None:
+        try:
+            args.only = experiment_ids(args.only)
+        except argparse.ArgumentTypeError as error:
+            raise cli.UsageError(f"--only: {error}") from None
     out = Path(args.out)
-    refuse_to_overwrite(out, ["grid.*"] if args.grid else ["E[0-9]_*", "summary.png"],
-                        args.overwrite)
+    refuse_to_overwrite(out, ["grid.*"] if args.grid else ["E[0-9]_*", "summary.png",
+                                                           "verdicts.json"], args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     if args.grid:
         main_grid(args, out)

@@ -28,7 +28,8 @@ FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": 
          "target_dropout": "--target-dropout", "ema_decay": "--ema-decay",
          "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed",
          "accumulate": "--accumulate", "sync_every": "--sync-every", "subword": "--subword",
-         "progress": "--no-progress"}
+         "progress": "--no-progress", "samples": "--samples",
+         "record_flow_every": "--record-flow"}
 
 # The flags a resumed run may change: "--steps, ... and --no-progress".
 RESUMABLE_FLAGS = list(dict.fromkeys(FLAGS[name] for name in RESUMABLE_OPTIONS if name in FLAGS))
@@ -106,6 +107,19 @@ def parse_arguments(argv=None):
                                "default 1): the global batch is --batch-size all the same")
     cli.add_distributed_arguments(parser)
     training.add_argument("--no-progress", action="store_true", help="log lines, no tqdm bar")
+    watch = parser.add_argument_group("seeing inside the run (docs/inspecting.md)")
+    watch.add_argument("--samples", type=cli.non_negative_int, metavar="N",
+                       help="translate the first N validation sentences at each validation, "
+                            f"print them and keep them in samples.jsonl (default "
+                            f"{TRAINING.samples}; 0: none)")
+    watch.add_argument("--record-flow", type=cli.positive_int, nargs="?", metavar="N",
+                       const=MAIN_JOB.record_flow_every,
+                       help="record the gradient flow every N steps (N: default "
+                            f"{MAIN_JOB.record_flow_every}) into flow.jsonl, drawn in "
+                            "flow.png (without the flag: not recorded)")
+    watch.add_argument("--tensorboard", metavar="DIR",
+                       help="also log to TensorBoard in DIR: scalars, the samples, histograms "
+                            "of the weights and gradients (pip install -e '.[tensorboard]')")
     args = parser.parse_args(argv)
     if args.data is not None and args.task not in DATA_TASKS:
         parser.error(f"--data {args.data}: only --task {', '.join(DATA_TASKS)} read data "
@@ -136,7 +150,8 @@ def main(argv=None):
                      eval_every=eval_every,
                      checkpoint_every=eval_every, time_limit_s=args.time_limit, seed=args.seed,
                      accumulate=args.accumulate, sync_every=args.sync_every,
-                     progress=False if args.no_progress else None)
+                     progress=False if args.no_progress else None, samples=args.samples,
+                     record_flow_every=args.record_flow)
     communicator = cli.communicator(args)
     if not args.resume:
         training = asdict(MAIN_JOB.training_config(**training))
@@ -149,7 +164,8 @@ def main(argv=None):
                                 n_encoder_layers=args.layers, n_decoder_layers=args.layers,
                                 d_ff=args.d_ff, dropout=args.dropout,
                                 norm_first=args.norm_first or None),
-            training_options=training, communicator=communicator)
+            training_options=training, communicator=communicator,
+            tensorboard=args.tensorboard)
     except ResumeConflict as conflict:
         flags = dict.fromkeys(f"{FLAGS.get(name, name)} {given_value}"
                               f" (the run has {saved})"

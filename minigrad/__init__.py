@@ -1,10 +1,11 @@
 """minigrad: a from-scratch tensor engine with reverse-mode automatic differentiation,
 on NumPy (CPU) or CuPy (NVIDIA GPUs).
 
-Every op is declared once, beside its `Function` class (`minigrad/ops/registry.py`); the
-declarations put the ops into this namespace (`mg.exp`, `mg.matmul`, ...), into
-`minigrad.nn.functional` and onto `Tensor`. `mg.Function` and `mg.op` define an op in user
-code (docs/extending.md)."""
+Every op is declared once, beside its `Function` class (`minigrad/ops/registry.py`); this
+namespace's ops (`mg.exp`, `mg.matmul`, ...) are those of `minigrad/ops/functions.py`, and
+`Tensor`'s methods and operators those of `minigrad/tensor_methods.py`, both generated from the
+declarations; the fused ones are in `minigrad.nn.functional`. `mg.Function` and `mg.op`
+define an op in user code (docs/extending.md)."""
 
 __version__ = "0.1.0"
 
@@ -13,10 +14,8 @@ from .autograd import Function, detect_anomaly, enable_grad, grad, is_grad_enabl
 from .backend import default_device, set_default_device
 from .creation import arange, full, ones, ones_like, rand, randn, zeros, zeros_like
 from .gradcheck import gradcheck, gradgradcheck
+from .ops.functions import *  # noqa: F403  mg.add, mg.exp, mg.sum, ..., mg.tril: the ops
 from .ops.registry import InputSpec, op
-from .ops.registry import namespace as _namespace
 from .random import get_rng_state, manual_seed, set_rng_state
 from .serialization import load, save
 from .tensor import Tensor, get_default_dtype, set_default_dtype, tensor
-
-globals().update(_namespace("mg"))  # mg.add, mg.exp, mg.sum, ..., mg.tril: the declared ops

@@ -8,12 +8,16 @@ in which case it is recorded like any forward pass and can itself be differentia
 (gradients of gradients). How an op is declared and checked: docs/extending.md.
 """
 
+from __future__ import annotations
+
 import functools
 import inspect
 import itertools
 import operator
 import traceback
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 from .errors import (
     AnomalyError,
@@ -36,11 +40,11 @@ class _GradMode:
     anomaly = False
 
 
-def is_grad_enabled():
+def is_grad_enabled() -> bool:
     return _GradMode.enabled
 
 
-def is_anomaly_enabled():
+def is_anomaly_enabled() -> bool:
     """Whether `detect_anomaly` is on: also the mode in which checks that would make a GPU
     wait (ids in range) run on the GPU."""
     return _GradMode.anomaly
@@ -51,13 +55,12 @@ class _GradModeContext:
 
     mode = True
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.previous = _GradMode.enabled
         _GradMode.enabled = self.mode
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         _GradMode.enabled = self.previous
-        return False
 
     def __call__(self, function):
         def wrapper(*args, **kwargs):
@@ -87,16 +90,15 @@ class detect_anomaly:
     ids of embeddings and targets of cross-entropy are checked to be in range (a read by the
     host each, which a GPU step otherwise never makes)."""
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.previous = _GradMode.anomaly
         _GradMode.anomaly = True
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         _GradMode.anomaly = self.previous
-        return False
 
 
-def _where_created():
+def _where_created() -> str:
     """The innermost stack frame outside minigrad: where the user called the op."""
     for frame in reversed(traceback.extract_stack()[:-2]):
         if "minigrad/" not in frame.filename.replace("\\", "/"):
@@ -130,6 +132,14 @@ class Function:
     engine nothing). A one-input op's backward may return a bare Tensor instead of a 1-tuple.
     """
 
+    # set on each instance by apply (and, for inputs and what follows, only when recorded)
+    backend: Any
+    xp: Any  # the backend's array namespace: NumPy or CuPy
+    inputs: tuple[Tensor, ...]
+    sequence: int
+    created_at: str  # under detect_anomaly: the line of user code that made it
+    output: Callable[[], Any]  # a weak reference to the output (needs_output)
+
     name = "function"
     float_only = False
     needs_output = False
@@ -140,6 +150,11 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            raise OpDefinitionError(
+                f"{cls.__name__}: a Function defines no __init__ (apply makes one object per "
+                "call without running it); take parameters as keyword arguments of forward "
+                "and keep what backward needs on self there")
         if "name" not in cls.__dict__:
             cls.name = cls.__name__  # shown in errors, graphs and the op table
         builtin = cls.__module__.split(".")[0] == "minigrad"
@@ -154,7 +169,7 @@ class Function:
                     setattr(cls, name, checking(method))
 
     @classmethod
-    def apply(cls, *inputs, **params):
+    def apply(cls, *inputs, **params) -> Tensor:
         """Run forward on the inputs' arrays and, when grad mode needs it, record the graph.
 
         This is the hot path of the engine: every op of every forward and backward pass runs
@@ -211,16 +226,16 @@ class Function:
         raise NotImplementedError
 
     @property
-    def needs_input_grad(self):
+    def needs_input_grad(self) -> tuple[bool, ...]:
         """One bool per input: whether it requires a gradient (backward may return None for
         the others)."""
         return tuple(tensor.requires_grad for tensor in self.inputs)
 
-    def explain_failure(self, *arrays):
+    def explain_failure(self, *arrays) -> None:
         """Called when forward raised a ValueError: raise a clearer error naming this op and
         the shapes, where the op can tell what was wrong (else the original error stands)."""
 
-    def saved(self, arrays, recompute):
+    def saved(self, arrays, recompute) -> Any:
         """Values forward kept (an array or a tuple of arrays), as Tensors for backward: the kept
         arrays when backward is not recorded (fast), recomputed from the inputs with minigrad
         ops when it is (so they are connected to the graph and can be differentiated again).
@@ -234,7 +249,7 @@ class Function:
             return tuple(Tensor._make(a, self.backend) for a in arrays)
         return Tensor._make(arrays, self.backend)
 
-    def constant(self, array):
+    def constant(self, array) -> Tensor:
         """An array as a Tensor outside the graph (masks, counts)."""
         return Tensor._make(array, self.backend)
 
@@ -305,7 +320,8 @@ def _check_forward_finite(fn, data, inputs):
 
 # ----- the backward pass ------------------------------------------------------------------------
 
-def run_backward(roots, gradients, retain_graph=False, create_graph=False, inputs=None):
+def run_backward(roots, gradients, retain_graph=False, create_graph=False,
+                 inputs=None) -> dict | None:
     """The backward pass from `roots` (seeded with `gradients`).
 
     With `inputs=None`, gradients accumulate into the `.grad` of every leaf (and of tensors
@@ -336,7 +352,9 @@ def _visit(order, pending, wanted, retain_graph, anomaly):
     inputs, each gradient summed back to its input's shape; then the op's saved arrays are
     released. The hot loop of the engine: the common steps are written out, the others are
     calls."""
-    found, handed_out, sums = {}, set(), pending.sums
+    found: dict = {}
+    handed_out: set[Tensor] = set()
+    sums = pending.sums
     for tensor in order:
         grad = pending.pop(tensor, None)
         if grad is None:
@@ -451,7 +469,7 @@ def _run_hooks(tensor, grad):
     return grad
 
 
-def _deliver(tensor, grad, create_graph, handed_out):
+def _deliver(tensor, grad, create_graph, handed_out) -> None:
     """Add `grad` to `tensor.grad` (a leaf, or a tensor that retains its gradient)."""
     if tensor.grad is not None:
         tensor.grad = _added(tensor.grad, grad, create_graph)
@@ -467,7 +485,7 @@ def _check_backward_finite(fn, parent, parent_grad):
             f"{getattr(fn, 'created_at', 'unknown (enable anomaly mode earlier)')}")
 
 
-def unbroadcast(grad, shape, name):
+def unbroadcast(grad, shape, name) -> Tensor:
     """Sum `grad` over the axes that broadcasting added or stretched, back to `shape` (a tuple):
     the step for an input of op `name` whose backward gave a gradient of the
     broadcast shape. A gradient no broadcasting of `shape` explains is a ShapeError.
@@ -527,11 +545,12 @@ class _PendingGradients(dict):
 
     __slots__ = ("sums", "create_graph")
 
-    def __init__(self, create_graph):
+    def __init__(self, create_graph) -> None:
         super().__init__()
-        self.sums, self.create_graph = set(), create_graph
+        self.sums: set = set()
+        self.create_graph = create_graph
 
-    def add(self, tensor, grad):
+    def add(self, tensor, grad) -> None:
         accumulated = self.get(tensor)
         if accumulated is None:
             self[tensor] = grad
@@ -562,7 +581,7 @@ def _owned(grad, handed_out):
     return grad
 
 
-def backward(self, gradient=None, retain_graph=False, create_graph=False):
+def backward(self, gradient=None, retain_graph=False, create_graph=False) -> None:
     """Accumulate d(self)/d(leaf) into every leaf's `.grad`."""
     run_backward([self], [gradient], retain_graph, create_graph)
 
@@ -571,7 +590,7 @@ Tensor.backward = backward  # the engine completes the Tensor: tensor.py knows n
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):
+         allow_unused=False) -> tuple[Tensor, ...]:
     """Gradients of `outputs` with respect to `inputs`, returned as a tuple (`.grad` untouched).
 
     As `torch.autograd.grad`: `grad_outputs` seeds non-scalar outputs; `create_graph=True`
@@ -588,7 +607,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for tensor in inputs:
         if not tensor.requires_grad:
             raise GraphError(f"grad: an input of shape {tensor.shape} does not require grad")
-    found = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs)
+    found: Any = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs)
     result = []
     for tensor in inputs:
         g = found.get(tensor)

@@ -1,5 +1,7 @@
 """Tensors made from nothing: zeros, ones, full, random draws, ranges, triangles."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from .backend import get_backend
@@ -19,48 +21,48 @@ def _make(array, backend, requires_grad):
     return tensor.requires_grad_() if requires_grad else tensor
 
 
-def full(shape, value, dtype=None, device=None, requires_grad=False):
+def full(shape, value, dtype=None, device=None, requires_grad=False) -> Tensor:
     backend = get_backend(device)
     if dtype is None:
         dtype = get_default_dtype() if isinstance(value, float) else np.result_type(value)
     return _make(backend.xp.full(_shape((shape,)), value, dtype=dtype), backend, requires_grad)
 
 
-def zeros(*shape, dtype=None, device=None, requires_grad=False):
+def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     backend = get_backend(device)
     array = backend.xp.zeros(_shape(shape), dtype=dtype or get_default_dtype())
     return _make(array, backend, requires_grad)
 
 
-def ones(*shape, dtype=None, device=None, requires_grad=False):
+def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     backend = get_backend(device)
     array = backend.xp.ones(_shape(shape), dtype=dtype or get_default_dtype())
     return _make(array, backend, requires_grad)
 
 
-def zeros_like(x, dtype=None, requires_grad=False):
+def zeros_like(x, dtype=None, requires_grad=False) -> Tensor:
     return zeros(x.shape, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
 
 
-def ones_like(x, dtype=None, requires_grad=False):
+def ones_like(x, dtype=None, requires_grad=False) -> Tensor:
     return ones(x.shape, dtype=dtype or x.dtype, device=x.device, requires_grad=requires_grad)
 
 
-def randn(*shape, dtype=None, device=None, requires_grad=False):
+def randn(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal draws from the device's seeded generator (`mg.manual_seed`)."""
     backend = get_backend(device)
     array = backend.generator.normal(_shape(shape), np.dtype(dtype or get_default_dtype()))
     return _make(array, backend, requires_grad)
 
 
-def rand(*shape, dtype=None, device=None, requires_grad=False):
+def rand(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform draws in [0, 1) from the device's seeded generator."""
     backend = get_backend(device)
     array = backend.generator.uniform(_shape(shape), np.dtype(dtype or get_default_dtype()))
     return _make(array, backend, requires_grad)
 
 
-def arange(start, stop=None, step=1, dtype=None, device=None):
+def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     """NumPy's arange: int64 for integer arguments, the default float dtype otherwise."""
     if stop is None:
         start, stop = 0, start
@@ -80,13 +82,13 @@ def _triangle(x, k, upper):
 
 @op(functions=(MaskedFill,), reference=np.tril, summary="zeros above the k-th diagonal",
     spec=InputSpec("unary", min_ndim=2, options={"k": (-1, 0, 1)}))
-def tril(x, k=0):
+def tril(x, k=0) -> Tensor:
     """x with the elements above the k-th diagonal set to 0 (differentiable)."""
     return _triangle(x, k, upper=False)
 
 
 @op(functions=(MaskedFill,), reference=np.triu, summary="zeros below the k-th diagonal",
     spec=InputSpec("unary", min_ndim=2, options={"k": (-1, 0, 1)}))
-def triu(x, k=0):
+def triu(x, k=0) -> Tensor:
     """x with the elements below the k-th diagonal set to 0 (differentiable)."""
     return _triangle(x, k, upper=True)

@@ -1,6 +1,8 @@
 """Finite-difference checks of gradients (float64, central differences, random upstream
 gradients: checking only `.sum()` would miss errors that sum to zero)."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from .autograd import grad
@@ -33,7 +35,7 @@ def _check_close(name, index, analytic, numeric, atol, rtol):
             f"(atol={atol}, rtol={rtol})")
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, name="gradcheck"):
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, name="gradcheck") -> bool:
     """Check d(fn)/d(inputs that require grad) against central differences, in float64.
 
     `fn(*inputs)` returns a Tensor or a tuple of Tensors; the check contracts them with random
@@ -48,9 +50,10 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, name="gradchec
     if differentiable:
         seeds = [Tensor._make(o.backend.from_host(u.astype(o.dtype)), o.backend)
                  for o, u in zip(outputs, upstream) if o.requires_grad]
-        analytic = grad(differentiable, [inputs[i] for i in checked], seeds, allow_unused=True)
+        analytic: tuple[Tensor | None, ...] = grad(
+            differentiable, [inputs[i] for i in checked], seeds, allow_unused=True)
     else:
-        analytic = [None] * len(checked)
+        analytic = (None,) * len(checked)
 
     def objective():  # recorded like any call: fn may itself differentiate (gradgradcheck)
         values = _as_tuple(fn(*inputs))
@@ -74,12 +77,12 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, name="gradchec
             numeric.reshape(-1)[j] = (plus - minus) / (2 * eps)
         tensor.data = tensor.backend.from_host(host)
         found = analytic[position]
-        found = np.zeros(host.shape) if found is None else found.numpy()
-        _check_close(name, i, found, numeric, atol, rtol)
+        computed = np.zeros(host.shape) if found is None else found.numpy()
+        _check_close(name, i, computed, numeric, atol, rtol)
     return True
 
 
-def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
+def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0) -> bool:
     """Check second derivatives: gradcheck of the function (inputs, v) -> vᵀ·∂fn/∂inputs,
     whose gradient is only right if every op's backward is itself differentiable."""
     inputs = _float64_inputs(inputs)

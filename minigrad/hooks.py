@@ -9,9 +9,9 @@ class HookHandle:
     """A hook put into `hooks` (a dict, called in insertion order); `.remove()` takes it out
     again (twice is harmless)."""
 
-    def __init__(self, hooks, hook):
+    def __init__(self, hooks, hook) -> None:
         self.hooks, self.key = hooks, next(_keys)
         hooks[self.key] = hook
 
-    def remove(self):
+    def remove(self) -> None:
         self.hooks.pop(self.key, None)

@@ -12,12 +12,15 @@ a tuple as {"__tuple__": [...]}; a NaN or infinite float as {"__float__": "nan" 
 runs code, and checks every entry against the structure.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
 import secrets
 import zipfile
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -31,11 +34,12 @@ HEADER = "__minigrad__"
 _MARKERS = ("__array__", "__tuple__", "__float__")
 
 
-def save(state, path):
+def save(state, path) -> None:
     """Write `state` (nested dicts, lists, tuples of tensors, arrays and JSON scalars) to
     exactly `path`, atomically: a crash mid-write leaves any previous file as it was."""
     path = os.fspath(path)
-    arrays, stored = {}, {}
+    arrays: dict = {}
+    stored: dict = {}
     structure = _encode(state, arrays, stored, "state")
     header = json.dumps({"format": FORMAT, "version": VERSION, "structure": structure},
                         allow_nan=False)
@@ -43,8 +47,9 @@ def save(state, path):
     temporary = os.path.join(folder, f".{name}.{secrets.token_hex(8)}.tmp")
     try:
         with open(temporary, "xb") as file:
-            np.savez(file, **{HEADER: np.frombuffer(header.encode("utf-8"), np.uint8)},
-                     **arrays)
+            entries: dict[str, Any] = {
+                HEADER: np.frombuffer(header.encode("utf-8"), np.uint8), **arrays}
+            np.savez(file, **entries)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
@@ -96,7 +101,7 @@ def _is_array(value):
                                                                                   np.generic)
 
 
-def load(path, device=None):
+def load(path, device=None) -> Any:
     """Read a checkpoint written by `save`. Tensors come back as `Tensor`s on `device` (default:
     the default device), arrays as NumPy arrays. Anything truncated, corrupt, of another
     format or version, or that disagrees with its own structure raises `CheckpointError`."""
@@ -140,7 +145,7 @@ def _read(archive, path, backend):
                               f"{VERSION} only (saved by another minigrad version?)")
     if "structure" not in header:
         raise CheckpointError(f"load: {path} has no 'structure' in its '{HEADER}' entry")
-    loaded = {}
+    loaded: dict = {}
     state = _decode(header["structure"], archive, path, backend, loaded)
     unexpected = sorted(set(archive.files) - set(loaded) - {HEADER})
     if unexpected:

@@ -1,24 +1,31 @@
 """Tensor: an array on a device, plus what reverse-mode autodiff needs (grad, grad_fn).
 
-This module is the bottom layer: it knows no op. The ops install themselves as Tensor methods
-and operators where they are declared (`minigrad/ops/registry.py`), and the engine installs
-`backward` (`minigrad/autograd.py`); the methods here are built from those.
+This module is the bottom layer: it imports no op. `Tensor` inherits its op methods and
+operators from `TensorMethods` (`minigrad/tensor_methods.py`, generated from the op
+declarations), and the engine installs `backward` (`minigrad/autograd.py`); the methods here
+are built from those.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from .backend import backend_of_array, get_backend, normalize_device
 from .errors import DeviceError, DTypeError
 from .hooks import HookHandle
+from .tensor_methods import TensorMethods
 
 _default_dtype = np.dtype(np.float32)
 
 
-def get_default_dtype():
+def get_default_dtype() -> np.dtype:
     return _default_dtype
 
 
-def set_default_dtype(dtype):
+def set_default_dtype(dtype) -> None:
     """The dtype of tensors made from Python floats (float32 unless changed)."""
     global _default_dtype
     dtype = np.dtype(dtype)
@@ -62,7 +69,7 @@ def as_array(data, dtype=None, backend=None):
     return array if copied else array.copy()
 
 
-class Tensor:
+class Tensor(TensorMethods):
     """An n-dimensional array with reverse-mode autodiff.
 
     `data` is the backend array (NumPy on 'cpu', CuPy on 'cuda'); `grad_fn` is the Function
@@ -71,14 +78,17 @@ class Tensor:
     __slots__ = ("data", "backend", "requires_grad", "grad", "grad_fn", "_retains_grad",
                  "_hooks", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to Tensor's operators (ndarray * Tensor)
+    # installed by minigrad/autograd.py: backward(gradient=None, retain_graph=False,
+    # create_graph=False) accumulates d(self)/d(leaf) into every leaf's `.grad`
+    backward: Callable[..., None]
 
-    def __init__(self, data, requires_grad=False, dtype=None, device=None):
+    def __init__(self, data, requires_grad=False, dtype=None, device=None) -> None:
         self.data = as_array(data, dtype, get_backend(device) if device is not None else None)
         self.backend = backend_of_array(self.data)
         self.grad = None
         self.grad_fn = None
         self._retains_grad = False
-        self._hooks = None
+        self._hooks: dict | None = None
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_()
@@ -98,35 +108,35 @@ class Tensor:
 
     # ----- what it is -----------------------------------------------------------------
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         return self.data.shape
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return self.data.ndim
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self.data.size
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return self.data.dtype
 
     @property
-    def device(self):
+    def device(self) -> str:
         return self.backend.device
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         return self.grad_fn is None
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", precision=4, threshold=20)
         extras = [f"dtype={self.dtype}"]
         if self.device != "cpu":
@@ -137,7 +147,7 @@ class Tensor:
             extras.append("requires_grad=True")
         return f"tensor({body}, {', '.join(extras)})"
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         if self.size != 1:
             raise ValueError(
                 f"the truth value of a tensor of shape {self.shape} is ambiguous; "
@@ -147,20 +157,20 @@ class Tensor:
     __hash__ = object.__hash__  # by identity (== is elementwise), so tensors key dicts and sets
 
     # ----- moving data ------------------------------------------------------------------
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         """A NumPy copy on the host (never a view of the tensor's storage)."""
         return np.array(self.backend.to_host(self.data), copy=True)
 
-    def item(self):
+    def item(self) -> float | int | bool:
         if self.size != 1:
             raise ValueError(f"item: the tensor has {self.size} elements (shape {self.shape}), "
                              "not one")
         return self.backend.to_host(self.data).reshape(()).item()
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self.numpy().tolist()
 
-    def to(self, device=None, dtype=None):
+    def to(self, device=None, dtype=None) -> Tensor:
         """This tensor on another device and/or with another dtype (differentiable)."""
         result = self
         if device is not None and normalize_device(device) != self.device:
@@ -169,15 +179,15 @@ class Tensor:
             result = result.astype(dtype)
         return result
 
-    def cpu(self):
+    def cpu(self) -> Tensor:
         return self.to("cpu")
 
-    def detach(self):
+    def detach(self) -> Tensor:
         """The same values, cut from the graph (shares storage)."""
         return Tensor._make(self.data, self.backend)
 
     # ----- autograd -----------------------------------------------------------------------
-    def requires_grad_(self, flag=True):
+    def requires_grad_(self, flag=True) -> Tensor:
         if flag and self.data.dtype.kind != "f":
             raise DTypeError(
                 f"requires_grad: only floating-point tensors can require gradients, this one "
@@ -187,12 +197,12 @@ class Tensor:
         self.requires_grad = flag
         return self
 
-    def retain_grad(self):
+    def retain_grad(self) -> Tensor:
         """Keep this non-leaf tensor's gradient in `.grad` after backward."""
         self._retains_grad = True
         return self
 
-    def register_hook(self, hook):
+    def register_hook(self, hook) -> HookHandle:
         """hook(grad) is called with the gradient flowing into this tensor during backward;
         it may return a replacement. Returns a handle whose `.remove()` unregisters it."""
         if not self.requires_grad:
@@ -203,27 +213,30 @@ class Tensor:
 
     # ----- built from the ops' methods ----------------------------------------------------
     @property
-    def T(self):
+    def T(self) -> Tensor:
         return self.transpose()
 
     @property
-    def mT(self):
+    def mT(self) -> Tensor:
         """The last two axes swapped (NumPy 2's ndarray.mT): Kᵀ for a batch of K."""
         return self.swapaxes(-1, -2)
 
-    def flatten(self):
+    def flatten(self) -> Tensor:
         return self.reshape(-1)
 
 
-def tensor(data, requires_grad=False, dtype=None, device=None):
+Operand = Tensor | float | np.ndarray | np.generic  # what an op of several inputs takes
+
+
+def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (docs/conventions.md, dtypes)."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
-_scalars = {}  # (value, type, dtype, backend) -> a 0-d constant Tensor, reused across ops
+_scalars: dict = {}  # (value, type, dtype, backend) -> a 0-d constant Tensor, reused across ops
 
 
-def ensure_tensor(value, like):
+def ensure_tensor(value, like) -> Tensor:
     """Python scalars and arrays as tensors beside `like`: a scalar is 'weak' (NumPy 2, NEP 50),
     taking `like`'s dtype when its kind fits (float32 tensor * 2.0 stays float32).
 

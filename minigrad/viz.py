@@ -1,17 +1,20 @@
 """The computation graph as Graphviz DOT text: one node per op and per leaf."""
 
+from __future__ import annotations
 
-def _label(tensor, title):
+
+def _label(tensor, title) -> str:
     return f"{title}\\n{tuple(tensor.shape)} {tensor.dtype}"
 
 
-def to_dot(tensor, name="graph"):
+def to_dot(tensor, name="graph") -> str:
     """DOT text of the graph that produced `tensor` (render with `dot -Tpng`).
 
     Ops are boxes labelled with op name, shape and dtype of their output; leaves that require
     grad are ellipses; constants are dashed ellipses."""
     lines = [f'digraph "{name}" {{', "  rankdir=BT;", '  node [fontname="Helvetica"];']
-    ids, pending = {}, []
+    ids: dict = {}
+    pending: list = []
 
     def node_id(t):
         if id(t) not in ids:

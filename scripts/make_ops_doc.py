@@ -1,7 +1,11 @@
-"""Write docs/ops.md, the op list, from the op table of the checkout this script is in.
+"""Write the files generated from the op table of the checkout this script is in: docs/ops.md
+(the op list), minigrad/ops/functions.py (each op's public function) and
+minigrad/tensor_methods.py (Tensor's methods and operators).
 
 Run after adding or changing an op:  python scripts/make_ops_doc.py
-`--check` writes nothing and exits 1 when docs/ops.md differs from the table.
+`--check` writes nothing and exits 1 when a file differs from what the table gives.
+The script imports minigrad, which imports the two Python files: after removing or renaming
+an op, take its lines out of them by hand first.
 """
 
 import argparse
@@ -12,10 +16,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # document this checkout, whatever minigrad is installed
 
-from minigrad.ops.registry import SHAPE_RULES, InputSpec, ops  # noqa: E402  (after the path)
-from minigrad.tensor import Tensor  # noqa: E402
+from minigrad.ops.registry import (  # noqa: E402  (after the path)
+    REFLECTED,
+    SHAPE_RULES,
+    InputSpec,
+    forward_parameters,
+    ops,
+)
 
 OUTPUT = ROOT / "docs" / "ops.md"
+FUNCTIONS = ROOT / "minigrad" / "ops" / "functions.py"
+METHODS = ROOT / "minigrad" / "tensor_methods.py"
 
 # The table's sections: the module an op is declared in.
 SECTIONS = {
@@ -30,17 +41,26 @@ SECTIONS = {
 }
 
 
+def declared_in(op):
+    """The module of the op's declaration (its class's or its function's)."""
+    return (op.function or op.functions[0]).__module__
+
+
+def parameters(op):
+    """The parameters of the op's public function, read from its declaration."""
+    if op.function is None:
+        return forward_parameters(op.functions[0])
+    return list(inspect.signature(op.function).parameters.values())
+
+
 def call_text(op):
     """The op's function as users reach it: mg.exp(x), F.softmax(...), Tensor.astype(...)."""
-    try:
-        signature = str(inspect.signature(op.call))
-    except ValueError:
-        signature = "(...)"
+    signature = str(inspect.Signature(parameters(op)))
     if op.namespace is not None:
         return f"{op.namespace}.{op.name}{signature}"
     if op.method is not None:
         return f"Tensor.{op.method}{signature}"
-    return f"{op.call.__module__}.{op.name}{signature}"
+    return f"{declared_in(op)}.{op.name}{signature}"
 
 
 # How a Tensor operator reads (the reflected ones, `2 - x`, read the same).
@@ -57,7 +77,8 @@ def on_tensor(op):
     """The op's Tensor method and operators, as users write them."""
     forms = []
     if op.method is not None:
-        takes = list(inspect.signature(getattr(Tensor, op.method)).parameters)[1:]
+        takes = (list(inspect.signature(op.method_function).parameters)
+                 if op.method_function is not None else parameters(op))[1:]
         forms.append(f"`x.{op.method}({'...' if takes else ''})`")
     forms += [f"`{OPERATOR_SYMBOLS[name]}`" for name in op.operators if name in OPERATOR_SYMBOLS]
     return ", ".join(forms)
@@ -100,7 +121,7 @@ def ops_markdown():
     ]
     public = [op for op in ops() if not op.internal]
     for section in dict.fromkeys(SECTIONS.values()):
-        rows = [op for op in public if SECTIONS.get(op.call.__module__) == section]
+        rows = [op for op in public if SECTIONS.get(declared_in(op)) == section]
         if not rows:
             continue
         lines += ["", f"## {section}", "",
@@ -117,21 +138,213 @@ def ops_markdown():
     return "\n".join(lines) + "\n"
 
 
+# ----- minigrad/ops/functions.py and minigrad/tensor_methods.py ------------------------------
+
+GENERATED = "Generated from the op declarations by scripts/make_ops_doc.py; do not edit."
+
+
+def _default(parameter):
+    value = parameter.default
+    if value is not None and type(value) not in (bool, int, float, str):
+        raise SystemExit(f"error: {parameter.name}={value!r}: only None, bools, numbers and "
+                         "strings can be written as a default; make the default None")
+    return repr(value)
+
+
+def _header(parameters, annotate):
+    """The parameter list as source; `annotate(parameter)` gives a tensor input's annotation."""
+    parts, keyword_only = [], False
+    for p in parameters:
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append(f"*{p.name}{annotate(p)}")
+            keyword_only = True
+        elif p.kind is p.VAR_KEYWORD:
+            parts.append(f"**{p.name}")
+        else:
+            if p.kind is p.KEYWORD_ONLY and not keyword_only:
+                parts.append("*")
+                keyword_only = True
+            if p.default is p.empty:
+                parts.append(f"{p.name}{annotate(p) if p.kind is not p.KEYWORD_ONLY else ''}")
+            else:
+                parts.append(f"{p.name}={_default(p)}")
+    return ", ".join(parts)
+
+
+def _arguments(parameters, positional_defaults=False):
+    """The call's arguments: tensors (no default) positionally, the others by keyword."""
+    arguments = []
+    for p in parameters:
+        if p.kind is p.VAR_POSITIONAL:
+            arguments.append(f"*{p.name}")
+        elif p.kind is p.VAR_KEYWORD:
+            arguments.append(f"**{p.name}")
+        elif (p.default is p.empty or positional_defaults) and p.kind is not p.KEYWORD_ONLY:
+            arguments.append(p.name)
+        else:
+            arguments.append(f"{p.name}={p.name}")
+    return ", ".join(arguments)
+
+
+def _docstring(text, indent):
+    lines = inspect.cleandoc(text).split("\n")
+    body = "\n".join((indent + line) if line else "" for line in lines)
+    return f'{indent}"""{body.lstrip()}"""' if len(lines) == 1 else \
+        f'{indent}"""{body.lstrip()}\n{indent}"""'
+
+
+def _tensor_annotation(cls):
+    """A tensor input's annotation: an op of several inputs takes numbers and arrays too."""
+    inputs = [p for p in forward_parameters(cls) if p.default is p.empty]
+    several = len(inputs) > 1 or any(p.kind is p.VAR_POSITIONAL for p in inputs)
+    return ": Operand" if several else ": Tensor"
+
+
+def _relative(module):
+    """The import path of a minigrad module from minigrad/ops/functions.py."""
+    if module.startswith("minigrad.ops."):
+        return "." + module[len("minigrad.ops."):]
+    return ".." + module[len("minigrad."):]
+
+
+def functions_source():
+    """minigrad/ops/functions.py: a function for each op declared on its class, and the `mg`
+    namespace (`__all__`): those functions and the ops declared on functions."""
+    imports, definitions, exported = {}, [], []
+    for entry in ops():
+        if entry.function is None:
+            cls = entry.functions[0]
+            imports.setdefault(_relative(cls.__module__), set()).add(cls.__name__)
+            inputs = forward_parameters(cls)
+            annotation = _tensor_annotation(cls)
+            header = _header(inputs, lambda p, a=annotation: a)
+            definitions += ["", "", f"def {entry.name}({header}) -> Tensor:",
+                            _docstring(cls.__doc__ or entry.summary, "    "),
+                            f"    return {cls.__name__}.apply({_arguments(inputs)})"]
+        elif entry.namespace == "mg" or entry.method is not None or entry.operators:
+            names = [entry.name] if entry.method_function is None or entry.namespace == "mg" \
+                else []
+            if entry.method_function is not None:
+                names.append(entry.method_function.__name__)
+            imports.setdefault(_relative(entry.function.__module__), set()).update(names)
+        if entry.namespace == "mg":
+            exported.append(entry.name)
+    lines = ['"""Every op\'s public function: `mg.<name>` for those in `__all__`.', "",
+             GENERATED,
+             "An op declared on a function (`where`, `matmul`, ...) is that function, imported "
+             "here; one",
+             "declared on its Function class is written out below, with the class's docstring."
+             '"""', "", "import sys", ""]
+    imports[".."] = {"tensor_methods"}
+    imports["..tensor"] = {"Operand", "Tensor"}
+    used = set(exported) | {"tensor_methods", "Operand", "Tensor"} | {
+        entry.functions[0].__name__ for entry in ops() if entry.function is None}
+    for module in sorted(imports):  # as isort: `..` before `.`
+        names = sorted(imports[module], key=lambda n: (not n[0].isupper(), n))
+        lines += [f"from {module} import (",
+                  *(f"    {name}," + ("" if name in used else "  # noqa: F401  (a Tensor method's)")
+                    for name in names), ")"]
+    lines += ["", "__all__ = [", *(f'    "{name}",' for name in exported), "]"]
+    lines += definitions
+    lines += ["", "", "tensor_methods.bind(sys.modules[__name__])  # Tensor's methods call these",
+              ""]
+    return "\n".join(lines)
+
+
+def _method_target(entry):
+    """What a generated method calls, through minigrad/ops/functions.py (`_ops`)."""
+    if entry.function is None:
+        return f"_ops.{entry.functions[0].__name__}.apply"
+    return f"_ops.{entry.name}"
+
+
+def _method(entry):
+    if entry.method_function is not None:
+        own = list(inspect.signature(entry.method_function).parameters.values())
+        target = f"_ops.{entry.method_function.__name__}"
+        arguments = _arguments(own, positional_defaults=True)
+        doc = entry.method_function.__doc__
+    else:
+        own = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+               *parameters(entry)[1:]]
+        target = _method_target(entry)
+        arguments = _arguments(own)
+        doc = (entry.functions[0].__doc__ if entry.function is None else entry.function.__doc__)
+    returns = _return_annotation(entry)
+    return ["", f"    def {entry.method}({_header(own, lambda p: '')}) -> {returns}:",
+            _docstring(doc or entry.summary, "        "),
+            f"        return {target}({arguments})"]
+
+
+def _return_annotation(entry):
+    if entry.function is None:
+        return "Tensor"
+    annotation = inspect.signature(entry.function).return_annotation
+    return "Tensor" if annotation is inspect.Parameter.empty else annotation
+
+
+def _operator(entry, name):
+    binary = len([p for p in parameters(entry)
+                  if p.default is p.empty]) > 1
+    other = "index" if name == "__getitem__" else "other"
+    operands = (f"{other}, self" if name in REFLECTED else f"self, {other}") if binary else "self"
+    header = f"self, {other}: Operand" if binary and other == "other" else \
+        (f"self, {other}" if binary else "self")
+    ignore = "  # type: ignore[override]" if name in ("__eq__", "__ne__") else ""
+    return ["", f"    def {name}({header}) -> Tensor:{ignore}",
+            f'        """{entry.summary.split(";")[0]} (`{entry.name}`)."""',
+            f"        return {_method_target(entry)}({operands})"]
+
+
+def methods_source():
+    """minigrad/tensor_methods.py: `TensorMethods`, the ops' methods and operators, which
+    `Tensor` inherits."""
+    body = []
+    for entry in ops():
+        if entry.method is not None:
+            body += _method(entry)
+        for name in entry.operators:
+            body += _operator(entry, name)
+    lines = ['"""Tensor\'s methods and operators, one per declared op: `TensorMethods`, which '
+             '`Tensor`', "inherits.", "", GENERATED,
+             "Each calls the op's function or Function class in minigrad/ops/functions.py, "
+             "which imports", "Tensor and so binds itself here (`bind`) when it is imported."
+             '"""', "", "from __future__ import annotations", "",
+             "from typing import TYPE_CHECKING, Any", "",
+             "if TYPE_CHECKING:", "    from .tensor import Operand, Tensor", "",
+             "_ops: Any = None  # minigrad.ops.functions, once imported", "", "",
+             "def bind(functions: Any) -> None:",
+             '    """Make the methods call `functions` (minigrad.ops.functions)."""',
+             "    global _ops", "    _ops = functions", "", "",
+             "class TensorMethods:",
+             '    """The methods and operators of `Tensor` that run an op."""', "",
+             "    __slots__ = ()", *body, ""]
+    return "\n".join(lines)
+
+
+GENERATED_FILES = {OUTPUT: ops_markdown, FUNCTIONS: functions_source, METHODS: methods_source}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
-                        help="exit 1 if docs/ops.md is not what the table gives")
-    parser.add_argument("--output", type=Path, default=OUTPUT, help="where to write")
+                        help="exit 1 if a generated file is not what the table gives")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="write into this folder instead (docs/ops.md, functions.py, "
+                             "tensor_methods.py)")
     args = parser.parse_args(argv)
-    text = ops_markdown()
-    if args.check:
-        if args.output.read_text(encoding="utf-8") != text:
-            print(f"{args.output} is out of date: run python scripts/make_ops_doc.py")
-            return 1
-        return 0
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output}")
-    return 0
+    status = 0
+    for path, make in GENERATED_FILES.items():
+        text = make()
+        target = path if args.output is None else args.output / path.name
+        if args.check:
+            if not target.exists() or target.read_text(encoding="utf-8") != text:
+                print(f"{target} is out of date: run python scripts/make_ops_doc.py")
+                status = 1
+            continue
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target}")
+    return status
 
 
 if __name__ == "__main__":

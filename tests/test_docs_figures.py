@@ -25,7 +25,7 @@ SCORE = re.compile(r"^\s*(test|compositional|cross_construction): exact match ([
                    r"([\d.]+)\s+chrF [\d.]+\s+token accuracy ([\d.]+)")
 PHENOMENON = re.compile(r"^    (\S+)\s+exact match ([\d.]+)$")
 SHOWCASE = re.compile(r"^  (.+)  ->  (.+)$")
-NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")  # 1.2e-04 is one number
 
 EXACT_MATCH_TOLERANCE = {"test": 0.01, "compositional": 0.01, "cross_construction": 0.03}
 HELD_OUT_PAIRS = set(HELD_OUT_FEATURE_PAIRS)

@@ -29,7 +29,8 @@ def build_vocab(splits, tokenizer=WORDS):
     """The joint vocabulary of a task, from the source and target tokens of its train split
     (and, for subwords, every piece of both models); it knows which tokens it saw on the
     source side."""
-    counts, source = Counter(), Counter()
+    counts: Counter[str] = Counter()
+    source: Counter[str] = Counter()
     for example in splits["train"]:  # one pass: a corpus file's train split is read from it
         source.update(tokenizer.source(example.src))
         counts.update(tokenizer.target(example.tgt))

@@ -33,7 +33,7 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse, with its errors as one `error: ...` line (argparse prints the usage first) and
     a `--debug` flag on every tool."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
         self.add_argument("--debug", action="store_true",
@@ -43,7 +43,7 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def debugging(argv=None):
+def debugging(argv=None) -> bool:
     argv = sys.argv[1:] if argv is None else argv
     return "--debug" in argv or os.environ.get("MINIGRAD_DEBUG", "") not in ("", "0")
 
@@ -131,7 +131,7 @@ def device(text):
 
 # ----- several processes ------------------------------------------------------------------
 
-def add_distributed_arguments(parser):
+def add_distributed_arguments(parser) -> None:
     """--distributed and --collective-timeout (docs/distributed.md)."""
     group = parser.add_argument_group("several processes (docs/distributed.md)")
     group.add_argument("--distributed", action="store_true",

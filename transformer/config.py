@@ -1,5 +1,7 @@
 """TransformerConfig: every size and switch of the model, validated, JSON round-trippable."""
 
+from __future__ import annotations
+
 import dataclasses
 import json
 from dataclasses import dataclass
@@ -7,7 +9,7 @@ from dataclasses import dataclass
 from minigrad.errors import ConfigError
 
 POSITIONAL_KINDS = ("sinusoidal", "sinusoidal-concat", "learned")
-RESIDUAL_MODES = ("standard", "none", "plain", "rezero")
+RESIDUAL_MODES = ("standard", "none", "plain", "rezero", "skip")
 ACTIVATIONS = ("relu", "gelu")
 
 
@@ -74,23 +76,23 @@ class TransformerConfig:
             raise ConfigError("TransformerConfig: " + "; ".join(problems))
 
     @property
-    def d_head(self):
+    def d_head(self) -> int:
         return self.d_model // self.n_heads
 
-    def to_dict(self):
+    def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, values):
+    def from_dict(cls, values) -> TransformerConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(f"TransformerConfig: unknown keys {unknown}")
         return cls(**values)
 
-    def to_json(self):
+    def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text) -> TransformerConfig:
         return cls.from_dict(json.loads(text))

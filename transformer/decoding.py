@@ -8,7 +8,10 @@ With `use_cache=True` (the default) each step feeds only the newest token to the
 appends its keys/values to those cached (`Transformer.new_decoder_cache`); without it each step
 re-runs the decoder over the whole prefix. Both give the same tokens."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +27,7 @@ class _Prefixes:
     The rows share `memory` row by row; beam search reorders rows only among the beams of one
     sentence, whose memory rows are equal, so the memory itself never needs reordering."""
 
-    def __init__(self, model, memory, src_mask, bos_id, use_cache):
+    def __init__(self, model, memory, src_mask, bos_id, use_cache) -> None:
         self.model, self.memory, self.src_mask = model, memory, src_mask
         rows = memory.shape[0]
         self.tokens = mg.full((rows, 1), bos_id, dtype="int64", device=memory.device)  # (rows, t)
@@ -36,7 +39,7 @@ class _Prefixes:
         hidden = self.model.decode(new, self.memory, self.src_mask, cache=self.cache)
         return self.model.generator(hidden[:, -1])
 
-    def append(self, next_ids, parents=None):
+    def append(self, next_ids, parents=None) -> None:
         """Row i becomes prefix parents[i] (default: row i itself) followed by next_ids[i]."""
         if parents is not None:
             self.tokens = self.tokens[parents]
@@ -45,7 +48,7 @@ class _Prefixes:
         self.tokens = mg.concatenate([self.tokens, next_ids.reshape(-1, 1)], axis=1)
 
 
-def default_max_len(model, source_length):
+def default_max_len(model, source_length) -> int:
     """How many tokens to decode at most, by default, for a source of `source_length` tokens:
     twice its length plus 10, within the positions the model has after BOS (max_len - 1)."""
     return min(model.config.max_len - 1, 2 * source_length + 10)
@@ -62,7 +65,7 @@ def _encode(model, src, src_mask, max_len):
 
 
 def greedy_decode(model, src, max_len, bos_id, eos_id, use_cache=True, src_mask=None,
-                  return_logits=False, stop_at_eos=True):
+                  return_logits=False, stop_at_eos=True) -> Any:
     """The most probable next token at every step, for a batch of sources `(batch, src_len)`.
 
     A sequence that has produced EOS continues with `pad_id`; decoding stops once every sequence
@@ -93,7 +96,7 @@ def _length_penalty(length, alpha):
     return ((5 + length) / 6) ** alpha
 
 
-def _keep(hypotheses, hypothesis, limit):
+def _keep(hypotheses, hypothesis, limit) -> None:
     """Insert `hypothesis` into a best-first list holding at most `limit` of them."""
     hypotheses.append(hypothesis)
     hypotheses.sort(key=lambda kept: -kept.score)
@@ -113,7 +116,7 @@ class Hypothesis:
     score: float
 
 
-def penalized_score(log_prob, length, alpha=0.6):
+def penalized_score(log_prob, length, alpha=0.6) -> float:
     """What beam search ranks an output of `length` tokens (EOS included) by: its
     log-probability divided by the GNMT length penalty."""
     return float(log_prob / _length_penalty(length, alpha))
@@ -125,7 +128,7 @@ def _hypothesis(tokens, token_log_probs, log_prob, alpha):
 
 
 def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
-                       length_penalty=0.6, use_cache=True, src_mask=None):
+                       length_penalty=0.6, use_cache=True, src_mask=None) -> list[list[Hypothesis]]:
     """The `n_best` (<= beam_size) best-scoring outputs found by keeping `beam_size` open
     hypotheses per sentence: for each sentence of `src`, a best-first list of `Hypothesis`.
 
@@ -160,15 +163,17 @@ def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
         scores[:, 0] = 0.0  # one live beam at the start, so the first step is not repeated k times
         history = np.zeros((batch, beam_size, 0), dtype=np.int64)  # their tokens, on the host
         history_log_probs = np.zeros((batch, beam_size, 0))  # and those tokens' log-probs
-        finished = [[] for _ in range(batch)]  # per sentence: Hypothesis, best first
+        finished: list[list] = [[] for _ in range(batch)]  # per sentence: Hypothesis, best first
         done = np.zeros(batch, dtype=bool)
         for step in range(1, max_len + 1):
             log_probs = F.log_softmax(prefixes.next_logits(), axis=-1)  # (batch·k, vocab)
             vocab = log_probs.shape[-1]
             totals = log_probs.reshape(batch, beam_size, vocab) + mg.tensor(
                 scores[:, :, None], dtype=log_probs.dtype, device=device)
-            values, indices = mg.topk(totals.reshape(batch, beam_size * vocab), 2 * beam_size)
-            values, indices = values.numpy().astype(np.float64), indices.numpy()  # (batch, 2k)
+            top_values, top_indices = mg.topk(totals.reshape(batch, beam_size * vocab),
+                                              2 * beam_size)
+            values = top_values.numpy().astype(np.float64)  # (batch, 2k)
+            indices = top_indices.numpy()
             parent, token = np.divmod(indices, vocab)
             with np.errstate(invalid="ignore"):  # -inf less -inf: a candidate never kept
                 token_log_probs = values - np.take_along_axis(scores, parent, axis=1)
@@ -206,17 +211,17 @@ def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
 
 
 def beam_search(model, src, beam_size, max_len, bos_id, eos_id, length_penalty=0.6,
-                use_cache=True, src_mask=None, return_scores=False):
+                use_cache=True, src_mask=None, return_scores=False) -> Any:
     """The best output of `beam_search_n_best` for each sentence of `src`, as the ids
     `(batch, <= max_len)`, and with `return_scores=True` also their penalized scores
     `(batch,)`."""
     best = [hypotheses[0] for hypotheses in beam_search_n_best(
         model, src, beam_size, max_len, bos_id, eos_id, 1, length_penalty, use_cache, src_mask)]
-    out = np.full((len(best), max(len(h.tokens) for h in best)), model.config.pad_id,
-                  dtype=np.int64)
+    tokens = np.full((len(best), max(len(h.tokens) for h in best)), model.config.pad_id,
+                     dtype=np.int64)
     for b, hypothesis in enumerate(best):
-        out[b, :len(hypothesis.tokens)] = hypothesis.tokens
-    out = mg.tensor(out, device=model.device)
+        tokens[b, :len(hypothesis.tokens)] = hypothesis.tokens
+    out = mg.tensor(tokens, device=model.device)
     if return_scores:
         return out, mg.tensor(np.array([h.score for h in best]),
                               dtype=model.generator.weight.dtype, device=model.device)

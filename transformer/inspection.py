@@ -7,6 +7,7 @@ one already has, or the hypotheses beam search returned (whose attention it reco
 decoder is causal, so each position sees what it saw while decoding)."""
 
 from contextlib import nullcontext
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ def teacher_forced(model, src, tokens, bos_id, attention=False):
         raise ValueError(f"teacher_forced: outputs of {tokens.shape[1]} tokens; this model has "
                          f"{model.config.max_len} positions (its max_len)")
     tgt_in = np.concatenate([np.full((len(tokens), 1), bos_id), tokens[:, :-1]], axis=1)
-    recording = AttentionRecorder(model) if attention else nullcontext()
+    recording: Any = AttentionRecorder(model) if attention else nullcontext()
     with mg.no_grad(), recording as recorder:
         src = src.to(model.device)
         logits = model(src, mg.tensor(tgt_in, device=model.device), padding_mask(src, pad_id))

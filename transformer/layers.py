@@ -1,8 +1,10 @@
 """The blocks of the stacks: ResidualBlock (norm placement + residual mode around one
 sublayer), the position-wise feed-forward network, EncoderLayer and DecoderLayer."""
 
+from __future__ import annotations
+
 import minigrad as mg
-from minigrad import nn
+from minigrad import Tensor, nn
 
 from .attention import MultiHeadAttention
 
@@ -13,11 +15,13 @@ class ResidualBlock(nn.Module):
     residual="standard": post-LN LN(x + F(x)) (the paper) or pre-LN x + F(LN(x));
     residual="none": LN(F(x)) or F(LN(x)), no skip but still normalized;
     residual="plain": F(x), neither skip nor LayerNorm (a plain network; norm_first has no
-    effect on the block); residual="rezero": x + α·F(x), α learned from 0, no LayerNorm.
+    effect on the block); residual="rezero": x + α·F(x), α learned from 0, no LayerNorm;
+    residual="skip": x + F(x), no LayerNorm (T-Fixup's block). `skip_scale` (1 unless a
+    residual scheme of transformer/residual.py sets it) multiplies the skip: ω·x + F(x).
     The one place the study tools observe (x, F(x), s, output): set
     `observer(block, x, branch, s, out)` to see them."""
 
-    def __init__(self, sublayer, d_model, dropout, norm_first=False, residual="standard"):
+    def __init__(self, sublayer, d_model, dropout, norm_first=False, residual="standard") -> None:
         super().__init__()
         self.sublayer = sublayer
         self.norm_first, self.residual = norm_first, residual
@@ -26,43 +30,46 @@ class ResidualBlock(nn.Module):
             self.alpha = nn.Parameter(mg.zeros(()))
         if self.has_norm:
             self.norm = nn.LayerNorm(d_model)
+        self.skip_scale = 1.0
         self.observer = None
 
     @property
-    def has_skip(self):
+    def has_skip(self) -> bool:
         """Whether the block adds its input to the branch (s = x + branch)."""
-        return self.residual in ("standard", "rezero")
+        return self.residual in ("standard", "rezero", "skip")
 
     @property
-    def has_norm(self):
+    def has_norm(self) -> bool:
         """Whether the block has a LayerNorm (before the sublayer pre-LN, after it post-LN)."""
         return self.residual in ("standard", "none")
 
-    def forward(self, x, *args, **kwargs):
+    def forward(self, x, *args, **kwargs) -> Tensor:
         inner = self.norm(x) if self.has_norm and self.norm_first else x
         branch = self.dropout(self.sublayer(inner, *args, **kwargs))
         if self.residual == "rezero":
             branch = self.alpha * branch
-        s = x + branch if self.has_skip else branch
+        skip = x if self.skip_scale == 1.0 else x * self.skip_scale
+        s = skip + branch if self.has_skip else branch
         out = self.norm(s) if self.has_norm and not self.norm_first else s
         if self.observer is not None:
             self.observer(self, x, branch, s, out)
         return out
 
-    def extra_repr(self):
-        return f"norm_first={self.norm_first}, residual={self.residual!r}"
+    def extra_repr(self) -> str:
+        scale = f", skip_scale={self.skip_scale:.4g}" if self.skip_scale != 1.0 else ""
+        return f"norm_first={self.norm_first}, residual={self.residual!r}{scale}"
 
 
 class FeedForward(nn.Module):
     """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position alike (paper §3.3)."""
 
-    def __init__(self, d_model, d_ff, activation="relu"):
+    def __init__(self, d_model, d_ff, activation="relu") -> None:
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.activation = nn.ReLU() if activation == "relu" else nn.GELU()
         self.linear2 = nn.Linear(d_ff, d_model)
 
-    def forward(self, x):
+    def forward(self, x) -> Tensor:
         return self.linear2(self.activation(self.linear1(x)))
 
 
@@ -74,13 +81,13 @@ def _block(config, sublayer):
 class EncoderLayer(nn.Module):
     """Self-attention over the source, then the feed-forward network."""
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         super().__init__()
         attention = MultiHeadAttention(config.d_model, config.n_heads, config.attention_dropout)
         self.self_attn = _block(config, attention)
         self.ffn = _block(config, FeedForward(config.d_model, config.d_ff, config.activation))
 
-    def forward(self, x, src_mask=None):
+    def forward(self, x, src_mask=None) -> Tensor:
         x = self.self_attn(x, mask=src_mask)
         return self.ffn(x)
 
@@ -89,7 +96,7 @@ class DecoderLayer(nn.Module):
     """Masked self-attention over the target so far, attention over the encoder output
     (keys and values from the memory), then the feed-forward network."""
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         super().__init__()
         self.self_attn = _block(config, MultiHeadAttention(
             config.d_model, config.n_heads, config.attention_dropout))
@@ -97,7 +104,7 @@ class DecoderLayer(nn.Module):
             config.d_model, config.n_heads, config.attention_dropout))
         self.ffn = _block(config, FeedForward(config.d_model, config.d_ff, config.activation))
 
-    def forward(self, x, memory, src_mask=None, tgt_mask=None, cache=None):
+    def forward(self, x, memory, src_mask=None, tgt_mask=None, cache=None) -> Tensor:
         x = self.self_attn(x, mask=tgt_mask, cache=None if cache is None else cache["self"])
         x = self.cross_attn(x, memory, mask=src_mask,
                             cache=None if cache is None else cache["cross"])

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from .training import TrainingConfig
 
@@ -15,11 +16,14 @@ from .training import TrainingConfig
 class MainJob:
     """`model`: TransformerConfig fields, on top of what the data decides (the joint
     vocabulary's size, max_len, shared embeddings: `builders.build_model_config`);
-    `training`: the TrainingConfig of a new run (`training_config` gives it with changes)."""
+    `training`: the TrainingConfig of a new run (`training_config` gives it with changes);
+    `record_flow_every`: the interval of `--record-flow` without a number (a run records no
+    gradient flow unless asked)."""
 
     task: str
-    model: Mapping[str, object]
+    model: Mapping[str, Any]
     training: TrainingConfig
+    record_flow_every: int  # what `--record-flow` records at when given no interval
 
     def training_config(self, **changes) -> TrainingConfig:
         """The main job's TrainingConfig with `changes` (TrainingConfig fields)."""
@@ -39,4 +43,5 @@ MAIN_JOB = MainJob(
                             "n_decoder_layers": 2, "d_ff": 256, "dropout": 0.1}),
     training=TrainingConfig(steps=8000, batch_size=64, warmup_steps=400, lr_factor=0.5,
                             target_dropout=0.15, ema_decay=0.999, eval_every=500,
-                            checkpoint_every=500, seed=0))
+                            checkpoint_every=500, seed=0, samples=3),
+    record_flow_every=100)

@@ -1,9 +1,11 @@
 """The encoder-decoder Transformer (paper §3): Encoder, Decoder, Transformer."""
 
+from __future__ import annotations
+
 import math
 
 import minigrad as mg
-from minigrad import nn
+from minigrad import Tensor, nn
 
 from .config import TransformerConfig
 from .layers import DecoderLayer, EncoderLayer
@@ -14,7 +16,7 @@ from .positional import PositionalEncoding
 class _Stack(nn.Module):
     """Embedding × sqrt(d_model) + positions, dropout, N layers, and (pre-LN) a final norm."""
 
-    def __init__(self, config, vocab_size, layer_type, n_layers, stack, table=None):
+    def __init__(self, config, vocab_size, layer_type, n_layers, stack, table=None) -> None:
         super().__init__()
         self.scale = math.sqrt(config.d_model)
         self.embedding = nn.Embedding(vocab_size, config.d_model, weight=table if table is not None
@@ -36,18 +38,18 @@ class _Stack(nn.Module):
         return self.final_norm(x) if self.final_norm is not None else x
 
 
-def embedding_table(vocab_size, d_model):
+def embedding_table(vocab_size, d_model) -> Tensor:
     """A new (vocab_size, d_model) embedding Parameter, Xavier-uniform (the project's choice for
     every matrix; the paper does not say)."""
     return nn.init.xavier_uniform_(nn.Parameter(mg.zeros(vocab_size, d_model)))
 
 
 class Encoder(_Stack):
-    def __init__(self, config, table=None):
+    def __init__(self, config, table=None) -> None:
         super().__init__(config, config.src_vocab_size, EncoderLayer, config.n_encoder_layers,
                          "encoder", table)
 
-    def forward(self, src, src_mask):
+    def forward(self, src, src_mask) -> Tensor:
         x = self.embed(src)  # (batch, src_len, d_model)
         for layer in self.layers:
             x = layer(x, src_mask)
@@ -55,11 +57,11 @@ class Encoder(_Stack):
 
 
 class Decoder(_Stack):
-    def __init__(self, config, table=None):
+    def __init__(self, config, table=None) -> None:
         super().__init__(config, config.tgt_vocab_size, DecoderLayer, config.n_decoder_layers,
                          "decoder", table)
 
-    def forward(self, tgt_in, memory, src_mask, tgt_mask, cache=None):
+    def forward(self, tgt_in, memory, src_mask, tgt_mask, cache=None) -> Tensor:
         offset = 0 if cache is None else cache.offset
         x = self.embed(tgt_in, offset)  # (batch, tgt_len, d_model)
         for i, layer in enumerate(self.layers):
@@ -74,11 +76,11 @@ class DecoderCache:
     values so far and the cross-attention keys and values (computed once); the position
     offset of the next token."""
 
-    def __init__(self, n_layers):
-        self.layers = [{"self": {}, "cross": {}} for _ in range(n_layers)]
+    def __init__(self, n_layers) -> None:
+        self.layers: list[dict[str, dict]] = [{"self": {}, "cross": {}} for _ in range(n_layers)]
         self.offset = 0
 
-    def select(self, rows):
+    def select(self, rows) -> None:
         """Keep batch rows `rows` (an int array/tensor), e.g. the surviving beams."""
         for layer in self.layers:
             for part in layer.values():
@@ -90,7 +92,7 @@ class Transformer(nn.Module):
     """encode(src) -> memory; decode(tgt_in, memory, src_mask) -> hidden states;
     generator(hidden) -> logits over the target vocabulary; forward(src, tgt_in) -> logits."""
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         super().__init__()
         if not isinstance(config, TransformerConfig):
             config = TransformerConfig(**config)
@@ -103,13 +105,13 @@ class Transformer(nn.Module):
         self.generator = nn.Linear(config.d_model, config.tgt_vocab_size,
                                    bias=not config.share_embeddings, weight=shared)
 
-    def encode(self, src, src_mask=None):
+    def encode(self, src, src_mask=None) -> Tensor:
         """(batch, src_len) ids -> memory (batch, src_len, d_model)."""
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)
         return self.encoder(src, src_mask)
 
-    def decode(self, tgt_in, memory, src_mask, tgt_mask=None, cache=None):
+    def decode(self, tgt_in, memory, src_mask, tgt_mask=None, cache=None) -> Tensor:
         """(batch, tgt_len) ids -> hidden states (batch, tgt_len, d_model); with a cache, only
         the new positions are given and the earlier ones are read from the cache."""
         if tgt_mask is None:
@@ -118,13 +120,13 @@ class Transformer(nn.Module):
             tgt_mask = causal_mask(length, tgt_in.device, offset) if length > 1 else None
         return self.decoder(tgt_in, memory, src_mask, tgt_mask, cache)
 
-    def forward(self, src, tgt_in, src_mask=None, tgt_mask=None):
+    def forward(self, src, tgt_in, src_mask=None, tgt_mask=None) -> Tensor:
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)
         memory = self.encode(src, src_mask)
         return self.generator(self.decode(tgt_in, memory, src_mask, tgt_mask))
 
-    def new_decoder_cache(self, memory):
+    def new_decoder_cache(self, memory) -> DecoderCache:
         """A cache for incremental decoding, with every layer's cross-attention keys and values
         computed from `memory` now (the source mask is applied at each step, by `decode`)."""
         cache = DecoderCache(len(self.decoder.layers))
@@ -134,5 +136,5 @@ class Transformer(nn.Module):
         return cache
 
     @property
-    def device(self):
+    def device(self) -> str:
         return next(self.parameters()).device

@@ -19,20 +19,21 @@ from .data.batching import BatchIterator, encode_pairs
 from .evaluation import evaluate
 from .main_job import MAIN_JOB
 from .model import Transformer
+from .monitoring import monitored
 from .run_folder import RunFolder
 from .training import Trainer, TrainingConfig
 
 # What a resumed run may change: how long it goes on and how it reports (nothing that would
 # make it differ from an uninterrupted run of the same length).
 RESUMABLE_OPTIONS = ("steps", "time_limit_s", "eval_every", "checkpoint_every", "sync_every",
-                     "accumulate", "progress", "log_every")
+                     "accumulate", "progress", "log_every", "samples", "record_flow_every")
 
 
 class ResumeConflict(ConfigError):
     """Options given to a resumed run that differ from the run's own: `conflicts` holds
     (name, given, saved) for each."""
 
-    def __init__(self, folder, conflicts):
+    def __init__(self, folder, conflicts) -> None:
         self.conflicts = conflicts
         listed = "; ".join(f"{name} {given!r} (the run has {saved!r})"
                            for name, given, saved in conflicts)
@@ -48,13 +49,17 @@ SHOWCASE = ["the ball is blue", "the black cat drank the milk",
 
 def train_translation(task, out, model_options=None, training_options=None, data=None,
                       resume=False, overwrite=False, device=None, showcase=SHOWCASE,
-                      subword=None, skip_bad_lines=False, communicator=None) -> dict | None:
+                      subword=None, skip_bad_lines=False, communicator=None,
+                      tensorboard=None) -> dict | None:
     """Train on `task` (None: the main job's, or with `resume` the run's own) into run folder
     `out`, then evaluate the best checkpoint on every held-out split. Returns the final
     metrics (also metrics.json), or None when training was interrupted. `subword` (pieces
     per language) trains SentencePiece models on the train split instead of the word-level
     tokenizer; they are saved in the run folder. `skip_bad_lines` leaves out the bad lines of
-    a pairs file instead of refusing it (a resumed run keeps its own choice).
+    a pairs file instead of refusing it (a resumed run keeps its own choice). The run's
+    monitors (`transformer.monitoring.monitored`) show sample translations, record the
+    gradient flow as its training options say, and log to TensorBoard into the folder
+    `tensorboard` when given one.
 
     A folder that already holds a run is refused (ConfigError) unless `resume` (continue it:
     its saved configuration holds, and options given that differ from it raise
@@ -68,14 +73,14 @@ def train_translation(task, out, model_options=None, training_options=None, data
     ranks return {})."""
     if resume:
         return resume_run(out, task, model_options, training_options, data, device, showcase,
-                          subword, communicator)
+                          subword, communicator, tensorboard)
     return start_run(task, out, model_options, training_options, data, overwrite, device,
-                     showcase, subword, skip_bad_lines, communicator)
+                     showcase, subword, skip_bad_lines, communicator, tensorboard)
 
 
 def start_run(task, out, model_options=None, training_options=None, data=None,
               overwrite=False, device=None, showcase=SHOWCASE, subword=None,
-              skip_bad_lines=False, communicator=None) -> dict | None:
+              skip_bad_lines=False, communicator=None, tensorboard=None) -> dict | None:
     """A new run (`train_translation` without `resume`): everything checked and built, the
     run folder written whole with its step-0 state, then trained and reported."""
     communicator, folder = _setup(out, device, communicator)
@@ -98,11 +103,12 @@ def start_run(task, out, model_options=None, training_options=None, data=None,
                   "tokenizer": described, "model": model_config.to_dict(),
                   "training": asdict(training_config)}
         folder.create(lambda staging: _write_first_state(staging, config, trainer), overwrite)
-    return _train_and_report(trainer, folder, splits, task, showcase)
+    return _train_and_report(trainer, folder, splits, task, showcase, tensorboard)
 
 
 def resume_run(out, task=None, model_options=None, training_options=None, data=None,
-               device=None, showcase=SHOWCASE, subword=None, communicator=None) -> dict | None:
+               device=None, showcase=SHOWCASE, subword=None, communicator=None,
+               tensorboard=None) -> dict | None:
     """Continue the run in `out` (`train_translation` with `resume`) from its last.npz, with
     its own configuration (ResumeConflict for options given that differ from it, but
     RESUMABLE_OPTIONS), then train and report; a finished run is left as it is."""
@@ -126,9 +132,9 @@ def resume_run(out, task=None, model_options=None, training_options=None, data=N
         return folder.read_json("metrics.json") if chief else {}
     resumed_from = trainer.resume(state)
     if chief:
-        folder.truncate_metrics(resumed_from)
+        folder.truncate_records(resumed_from)
         print(f"resuming {folder.path} from step {resumed_from} of {training_config.steps}")
-    return _train_and_report(trainer, folder, splits, saved["task"], showcase)
+    return _train_and_report(trainer, folder, splits, saved["task"], showcase, tensorboard)
 
 
 def _setup(out, device, communicator):
@@ -151,7 +157,7 @@ def _trainer(out, model_config, training_config, splits, vocab, tokenizer, commu
                    tokenizer=tokenizer, communicator=communicator)
 
 
-def _write_first_state(staging, config, trainer):
+def _write_first_state(staging, config, trainer) -> None:
     """A new run's first files, into its staging folder: config.json, vocab.json, the
     tokenizer's models, an empty metrics.jsonl and the step-0 last.npz."""
     staging.write_json("config.json", config)
@@ -161,10 +167,12 @@ def _write_first_state(staging, config, trainer):
     mg.save(trainer.state_dict(), staging.checkpoint("last"))
 
 
-def _train_and_report(trainer, folder, splits, task, showcase):
-    """Train, then (rank 0) evaluate best.npz on the held-out splits: the final metrics, None
-    when interrupted, {} on the other ranks."""
-    if not trainer.train():
+def _train_and_report(trainer, folder, splits, task, showcase, tensorboard=None):
+    """Train with the run's monitors, then (rank 0) evaluate best.npz on the held-out splits:
+    the final metrics, None when interrupted, {} on the other ranks."""
+    with monitored(trainer, splits["valid"], tensorboard):
+        finished = trainer.train()
+    if not finished:
         return None
     if not trainer.chief:
         return {}

@@ -1,13 +1,15 @@
 """Position information added to the embeddings (paper §3.5): fixed sinusoids or learned."""
 
+from __future__ import annotations
+
 import numpy as np
 
 import minigrad as mg
-from minigrad import nn
+from minigrad import Tensor, nn
 from minigrad.errors import ShapeError
 
 
-def sinusoidal_encoding(max_len, d_model, interleaved=True):
+def sinusoidal_encoding(max_len, d_model, interleaved=True) -> np.ndarray:
     """The paper's table (max_len, d_model), float32: PE[pos, 2i] = sin(pos / 10000^(2i/d)),
     PE[pos, 2i+1] = cos(pos / 10000^(2i/d)).
 
@@ -29,7 +31,7 @@ def sinusoidal_encoding(max_len, d_model, interleaved=True):
 class PositionalEncoding(nn.Module):
     """Adds the position vector of each position to a sequence of embeddings (batch, len, d)."""
 
-    def __init__(self, kind, max_len, d_model):
+    def __init__(self, kind, max_len, d_model) -> None:
         super().__init__()
         self.kind, self.max_len = kind, max_len
         if kind == "learned":
@@ -39,7 +41,7 @@ class PositionalEncoding(nn.Module):
             self.register_buffer("table", mg.tensor(table, device=mg.default_device()),
                                  persistent=False)
 
-    def forward(self, x, offset=0):
+    def forward(self, x, offset=0) -> Tensor:
         length = x.shape[1]
         if offset + length > self.max_len:
             raise ShapeError(
@@ -47,5 +49,5 @@ class PositionalEncoding(nn.Module):
                 f"max_len={self.max_len}; raise TransformerConfig.max_len or shorten the input")
         return x + self.table[offset:offset + length]
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"kind={self.kind!r}, max_len={self.max_len}"

@@ -26,14 +26,18 @@ from .model import Transformer
 # The files a run writes; a folder holding any other file is not replaced. A subword run also
 # has its two SentencePiece models, TOKENIZER_FILES.
 TOKENIZER_FILES = {"source": "tokenizer-source.model", "target": "tokenizer-target.model"}
-RUN_FILES = ("config.json", "vocab.json", "last.npz", "best.npz", "metrics.jsonl",
-             "metrics.json", *TOKENIZER_FILES.values())
+# The records kept step by step (transformer.monitoring writes samples and flow), cut back
+# to a resumed run's step.
+RECORD_FILES = ("metrics.jsonl", "samples.jsonl", "flow.jsonl")
+RUN_FILES = ("config.json", "vocab.json", "last.npz", "best.npz", "metrics.json",
+             *RECORD_FILES, "curves.png", "flow.png", "report.html", "attention.npz",
+             *TOKENIZER_FILES.values())
 
 
 class RunFolder:
     """Paths and small readers/writers of one run's folder."""
 
-    def __init__(self, path):
+    def __init__(self, path) -> None:
         self.path = Path(path)
 
     def file(self, name):
@@ -69,7 +73,7 @@ class RunFolder:
                 "changed: continue it with --resume, replace it with --overwrite, or choose "
                 "another --out")
 
-    def create(self, write_first_state, overwrite=False):
+    def create(self, write_first_state, overwrite=False) -> None:
         """Make this folder a new run: `write_first_state(staging)` fills a RunFolder beside
         it, which then replaces this folder whole (an old run only with `overwrite`)."""
         self.check_new_run(overwrite)
@@ -90,7 +94,7 @@ class RunFolder:
         finally:
             shutil.rmtree(staging.path, ignore_errors=True)
 
-    def recover(self):
+    def recover(self) -> None:
         """Put back an old run that an interrupted replacement left aside."""
         replaced = self._replaced()
         if replaced.exists():
@@ -103,7 +107,7 @@ class RunFolder:
         return self.path.parent / f".{self.path.name}.replaced"
 
     # ----- files -------------------------------------------------------------------------------
-    def write_json(self, name, value):
+    def write_json(self, name, value) -> None:
         """Atomic write: a temporary file in the folder, then a rename."""
         self.path.mkdir(parents=True, exist_ok=True)
         temporary = self.file(name + ".tmp")
@@ -121,14 +125,22 @@ class RunFolder:
             raise CheckpointError(f"{path} is not valid JSON ({error}); the run folder is "
                                   "damaged") from None
 
-    def append_metrics(self, record):
+    def append_metrics(self, record) -> None:
         """One whole line per record (a single write)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        with open(self.file("metrics.jsonl"), "a") as file:
-            file.write(json.dumps(record) + "\n")
+        self.append_record("metrics.jsonl", record)
 
     def metrics_records(self):
-        path = self.file("metrics.jsonl")
+        return self.records("metrics.jsonl")
+
+    def append_record(self, name, record):
+        """Append `record` to the JSON Lines file `name` (one of RECORD_FILES) in one write."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        with open(self.file(name), "a") as file:
+            file.write(json.dumps(record) + "\n")
+
+    def records(self, name):
+        """The records of the JSON Lines file `name` ([] when absent)."""
+        path = self.file(name)
         if not path.exists():
             return []
         records = []
@@ -139,13 +151,16 @@ class RunFolder:
                 raise CheckpointError(f"{path}, line {number}: not a JSON record") from None
         return records
 
-    def truncate_metrics(self, step):
-        """Keep the records of steps up to `step` (a resumed run repeats the steps after its
-        checkpoint), atomically."""
-        kept = [r for r in self.metrics_records() if r.get("step", 0) <= step]
-        temporary = self.file("metrics.jsonl.tmp")
-        temporary.write_text("".join(json.dumps(r) + "\n" for r in kept))
-        os.replace(temporary, self.file("metrics.jsonl"))
+    def truncate_records(self, step) -> None:
+        """Keep the records of steps up to `step` in every file of RECORD_FILES that exists
+        (a resumed run repeats the steps after its checkpoint), atomically per file."""
+        for name in RECORD_FILES:
+            if not self.file(name).exists():
+                continue
+            kept = [r for r in self.records(name) if r.get("step", 0) <= step]
+            temporary = self.file(name + ".tmp")
+            temporary.write_text("".join(json.dumps(r) + "\n" for r in kept))
+            os.replace(temporary, self.file(name))
 
     # ----- what the run holds ------------------------------------------------------------------
     def config(self):
@@ -163,7 +178,7 @@ class RunFolder:
     def vocab(self):
         return Vocab.load(self.file("vocab.json"))
 
-    def write_tokenizer(self, tokenizer):
+    def write_tokenizer(self, tokenizer) -> None:
         """The subword models beside the vocabulary (a word-level run has no files)."""
         for side, name in TOKENIZER_FILES.items() if tokenizer.kind == "subword" else ():
             temporary = self.file(name + ".tmp")

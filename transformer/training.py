@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,10 @@ class TrainingConfig:
     time_limit_s: float = 0.0  # stop early after this many seconds of training (0: no limit)
     progress: bool = True
     accumulate: int = 1  # micro-batches per rank and step (gradient accumulation)
+    samples: int = 3  # validation sentences translated and shown at each validation (the run
+    #                   orchestration's transformer.monitoring; 0: none)
+    record_flow_every: int = 0  # record the gradient flow every this many steps into the run
+    #                             folder (transformer.monitoring; 0: not recorded)
 
     def __post_init__(self):
         problems = [f"{name} must be an integer >= {least}, got {getattr(self, name)!r}"
@@ -88,7 +93,7 @@ class TrainingConfig:
 # What TrainingConfig allows: its integer fields and their least values, its real ones.
 _COUNTS = {"steps": 1, "batch_size": 1, "warmup_steps": 1, "log_every": 1, "eval_every": 1,
            "eval_examples": 1, "checkpoint_every": 1, "seed": 0, "accumulate": 1,
-           "sync_every": 0}
+           "sync_every": 0, "samples": 0, "record_flow_every": 0}
 _REALS = {"lr_factor": (lambda v: v > 0, "> 0"), "clip_norm": (lambda v: v > 0, "> 0"),
           "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
           "target_dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
@@ -141,13 +146,13 @@ class Callback:
     other entries (`lr`, `step`, `epoch`, `time_s`, `tokens_per_s`) are numbers. Validation
     runs on rank 0 only, and its record holds numbers."""
 
-    def on_backward_end(self, trainer, step, batch):
+    def on_backward_end(self, trainer, step, batch) -> None:
         pass
 
-    def on_step_end(self, trainer, step, record):
+    def on_step_end(self, trainer, step, record) -> None:
         pass
 
-    def on_validation(self, trainer, step, record):
+    def on_validation(self, trainer, step, record) -> None:
         pass
 
 
@@ -173,13 +178,13 @@ class Trainer:
 
     def __init__(self, model, data, valid, vocab, config, out=None, callbacks=(),
                  tokenizer=WORDS, communicator=None, optimizer: Optimizer | None = None,
-                 scheduler: LRScheduler | None = None, loss: Loss | None = None):
+                 scheduler: LRScheduler | None = None, loss: Loss | None = None) -> None:
         self.model, self.data, self.valid, self.vocab = model, data, valid, vocab
         self.tokenizer = tokenizer
         self.config = config
         self.communicator = communicator if communicator is not None else SingleProcess()
         self.chief = self.communicator.rank == 0  # the rank that logs, validates and saves
-        self.folder = RunFolder(out) if out is not None and self.chief else None  # made at
+        self.folder: Any = RunFolder(out) if out is not None and self.chief else None  # made at
         # the first write
         self.reducer = GradientReducer(model.named_parameters(), self.communicator,
                                        named_buffers=model.named_buffers())
@@ -201,14 +206,15 @@ class Trainer:
         self.average = ExponentialMovingAverage(model.named_parameters(), config.ema_decay) \
             if config.ema_decay else None  # what validation and best.npz use, if any
         self.step = 0
-        self._unread = []  # (step, loss, gradient norm) of the steps since the last read
-        self.best = None  # (exact_match, bleu, step) of the best validation so far
-        self.best_step = None  # the step of best.npz
+        self._unread: list = []  # (step, loss, gradient norm) of the steps since the last read
+        self.best: tuple | None = None  # (exact_match, bleu, step) of the best validation so far
+        self.best_step: int | None = None  # the step of best.npz
         self.train_seconds = 0.0  # in train_step and batching, over the whole run
         self.wall_seconds = 0.0  # in train() (validation and checkpoints too), whole run
         self._progress = None  # the tqdm bar while train() runs
         self._stop_requested = lambda: False  # this rank's Ctrl-C, while train() runs
-        self._stopping = None  # what every rank agreed at the last step: "interrupt", "time"
+        # what every rank agreed at the last step: "interrupt", "time"
+        self._stopping: str | None = None
 
     # ----- one step ---------------------------------------------------------------------------
     def train_step(self, batch, global_tokens=None):
@@ -224,7 +230,7 @@ class Trainer:
         batches = [batch] if isinstance(batch, Batch) else batch
         self.model.train()
         self.optimizer.zero_grad()
-        total = None
+        total: Any = None
         with self.reducer.no_sync():
             for micro in batches:
                 logits = self.model(micro.src, micro.tgt_in, micro.src_mask, micro.tgt_mask)
@@ -276,7 +282,7 @@ class Trainer:
                     self._stop_not_finite(step, name, float(value))
         return {"loss": float(values[-2]), "grad_norm": float(values[-1])}
 
-    def _agree(self, record, read):
+    def _agree(self, record, read) -> None:
         """Whether to stop, and (at read steps) the global loss. One process decides alone
         after every step: Ctrl-C, or its time is up. Several ranks agree at read steps, in the
         step's one small collective: the sum of their loss shares (the global batch's loss,
@@ -305,7 +311,7 @@ class Trainer:
             "the learning rate (lr_factor) or clip gradients harder (clip_norm)")
 
     # ----- the loop ---------------------------------------------------------------------------
-    def train(self):
+    def train(self) -> bool:
         """Run until `config.steps` (or the time limit). Ctrl-C finishes the current step, saves
         `last.npz` and returns False (a second Ctrl-C stops at once)."""
         self._progress = self._progress_bar() if self.chief else None
@@ -320,7 +326,7 @@ class Trainer:
                         self.wall_seconds += time.perf_counter() - started
                         self.save("last")
                         if self.folder is not None:
-                            self._print(f"interrupted at step {self.step}: saved "
+                            self.write(f"interrupted at step {self.step}: saved "
                                         f"{self.folder.checkpoint('last')}; continue with "
                                         "--resume")
                         return False
@@ -334,7 +340,7 @@ class Trainer:
         self.save("last")
         return True
 
-    def _one_step(self):
+    def _one_step(self) -> None:
         started = time.perf_counter()
         batches, global_tokens = self._next_shards()
         record = self.train_step(batches, global_tokens)
@@ -376,7 +382,7 @@ class Trainer:
     @contextmanager
     def _interruptible(self):
         """While training, the first Ctrl-C only asks the loop to stop after this step."""
-        requested = []
+        requested: list = []
         if threading.current_thread() is not threading.main_thread():
             yield lambda: False
             return
@@ -431,7 +437,7 @@ class Trainer:
             if self.folder is not None:
                 self.save("best")
         self._log(record)
-        self._print(describe(record) + ("  (best so far)" if improved else ""))
+        self.write(describe(record) + ("  (best so far)" if improved else ""))
         for callback in self.callbacks:
             callback.on_validation(self, self.step, record)
         return record
@@ -441,15 +447,15 @@ class Trainer:
         average if the run keeps one, else its own."""
         return nullcontext() if self.average is None else self.average.applied()
 
-    def _log(self, record):
+    def _log(self, record) -> None:
         """Append `record` to metrics.jsonl; without a progress bar, print training records
         too (validation records are always printed)."""
         if self.folder is not None:
             self.folder.append_metrics(record)
         if not self.config.progress and record["split"] == "train":
-            self._print(describe(record))
+            self.write(describe(record))
 
-    def _print(self, line):
+    def write(self, line) -> None:
         """A line above the progress bar (tqdm.write), or a plain line without one."""
         if self._progress is not None:
             self._progress.write(line, file=sys.stdout)
@@ -460,7 +466,7 @@ class Trainer:
     def state_dict(self):
         return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
                 "optimizer_class": type(self.optimizer).__name__,
-                "scheduler": self.scheduler.state_dict(), "rng": mg.get_rng_state(),
+                "scheduler": self.scheduler.state_dict(), "rng": self._rng_state(),
                 "data": self.data.state_dict(), "step": self.step,
                 "best": None if self.best is None else list(self.best),
                 "best_step": self.best_step, "train_seconds": self.train_seconds,
@@ -491,7 +497,12 @@ class Trainer:
         self.train_seconds = float(state["train_seconds"])
         self.wall_seconds = float(state.get("wall_seconds", self.train_seconds))
 
-    def _set_rng_state(self, state):
+    def _rng_state(self):
+        """The random state of the run's own generators: the CPU's and the model's device's
+        (not those another run in this process may have loaded)."""
+        return mg.get_rng_state(devices=dict.fromkeys(["cpu", str(self.model.device)]))
+
+    def _set_rng_state(self, state) -> None:
         """This rank's random state: its own if the checkpoint has one (saved at this world
         size), rank 0's for rank 0, else a seed of its rank and step."""
         rank, world = self.communicator.rank, self.communicator.world_size
@@ -503,7 +514,7 @@ class Trainer:
         else:
             mg.manual_seed(rank_seed(self.config.seed, rank, int(state["step"])))
 
-    def save(self, which):
+    def save(self, which) -> None:
         """Write `last.npz` or `best.npz` atomically (a crash mid-write keeps the old file).
         With several ranks, every rank saves "last" at the same step (their random states are
         gathered into it) and rank 0 writes; "best" is rank 0's alone."""

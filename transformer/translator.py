@@ -1,9 +1,12 @@
 """Translator: a trained run folder turned into a function from sentences to sentences, and
 from sentences to what each translation rests on (`TranslationResult`)."""
 
+from __future__ import annotations
+
 import sys
 from dataclasses import dataclass
 from textwrap import shorten
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +38,7 @@ class Translation:
     alignment: list[tuple[int, int]] | None = None
     token_alignment: list[tuple[int, int]] | None = None
 
-    def as_dict(self, subword=False):
+    def as_dict(self, subword=False) -> dict:
         """The JSON form (docs/conventions.md, "Translation details"): alignments in Pharaoh
         form, the token alignment only where it differs in kind (`subword`)."""
         record = {"translation": self.text, "tokens": self.tokens,
@@ -59,7 +62,7 @@ class TranslationResult:
     translations: list[Translation]
     subword: bool = False
 
-    def as_dict(self):
+    def as_dict(self) -> dict:
         return {"source": self.source, "source_tokens": self.source_tokens,
                 "translations": [t.as_dict(self.subword) for t in self.translations]}
 
@@ -67,11 +70,11 @@ class TranslationResult:
 class Translator:
     """`Translator.from_checkpoint("runs/toy-en-es").translate(["the ball is blue"])`."""
 
-    def __init__(self, model, vocab, tokenizer=WORDS):
+    def __init__(self, model, vocab, tokenizer=WORDS) -> None:
         self.model, self.vocab, self.tokenizer = model.eval(), vocab, tokenizer
 
     @classmethod
-    def from_checkpoint(cls, run_dir, which="best", device=None):
+    def from_checkpoint(cls, run_dir, which="best", device=None) -> Translator:
         folder = RunFolder(run_dir)
         return cls(folder.load_model(which, device), folder.vocab(), folder.tokenizer())
 
@@ -86,7 +89,7 @@ class Translator:
                     f"{self.model.config.max_len} (its max_len)")
         return None
 
-    def warn_about_words(self, sentence):
+    def warn_about_words(self, sentence) -> None:
         """Report on stderr the words of `sentence` the model never read in training: not in
         the vocabulary at all, or seen only on the target side."""
         tokens = self.tokenizer.source(sentence)
@@ -109,7 +112,7 @@ class Translator:
                     "sentence)")
         return None
 
-    def translate(self, sentences, beam_size=1, max_len=None):
+    def translate(self, sentences, beam_size=1, max_len=None) -> list[str]:
         """One translation per sentence, in order; unknown words are reported on stderr.
         ValueError names each sentence that cannot be translated (see `problem`)."""
         sentences, single = self._checked(sentences)
@@ -121,7 +124,7 @@ class Translator:
         return results[0] if single else results
 
     def translate_detailed(self, sentences, beam_size=1, n_best=1, attention=False,
-                           align=False, align_layer=None, max_len=None):
+                           align=False, align_layer=None, max_len=None) -> Any:
         """A `TranslationResult` per sentence (one for a string): its `n_best` (<= beam_size)
         best translations by beam search, best first, with their scores and per-token
         log-probabilities, and on request the cross-attention and the word alignment of
@@ -145,7 +148,7 @@ class Translator:
                         for b, h, c in zip(owners, hypotheses, cross)]
         return self._results(sentences, owners, translations, single)
 
-    def score(self, sentences, translations, attention=False, align=False, align_layer=None):
+    def score(self, sentences, translations, attention=False, align=False, align_layer=None) -> Any:
         """A `TranslationResult` per sentence (one for a string) holding its given
         translation, scored by the model under teacher forcing (fairseq's
         `--score-reference`): each token's log-probability, EOS included, their sum and the

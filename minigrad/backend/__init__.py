@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import DeviceError
 from .numpy_backend import NumpyBackend
 
-_backends = {}
+_backends: dict = {}
 _default_device = None
 _fused = os.environ.get("MINIGRAD_FUSED") == "1"  # the CUDA backend's fused kernels
 _seed = None  # the last manual_seed, given to backends created after it

@@ -20,7 +20,7 @@ from .blas_threads import release_blas_threads
 
 BLOCK_SIZE = 1 << 20  # elements of a task's largest array per block (Adam's five fit in L3)
 _PARALLEL_FROM = 1 << 18  # below this many elements in all, threads cost more than they give
-_RELEASE_BLAS_FROM = 1 << 21  # from this many, stopping BLAS's spinning threads pays (~0.5 ms)
+_RELEASE_BLAS_FROM = 1 << 21  # from this many, stopping BLAS's spinning threads pays
 
 
 def _core_count():
@@ -38,7 +38,7 @@ class BlockRunner:
 
     def __init__(self, threads=None):
         self.threads = threads or _core_count()
-        self._pool = None
+        self._pool: ThreadPoolExecutor | None = None
         self._helper_ids = set()  # thread idents of the pool's threads
         if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
             os.register_at_fork(after_in_child=self._forget_pool)
@@ -57,12 +57,13 @@ class BlockRunner:
                       for blocks in _blocks(arrays, BLOCK_SIZE))
         total = sum(max(block.size for block in blocks) for _, blocks in calls)
         helpers = min(self.threads, len(calls)) - 1 if total >= _PARALLEL_FROM else 0
-        if helpers and self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="minigrad",
-                                            initializer=self._register_helper)
+        pool = self._pool
+        if helpers and pool is None:
+            pool = self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="minigrad",
+                                                   initializer=self._register_helper)
         if helpers and total >= _RELEASE_BLAS_FROM:
             release_blas_threads(self._helper_ids)
-        started = [self._pool.submit(_drain, calls) for _ in range(helpers)]
+        started = [pool.submit(_drain, calls) for _ in range(helpers)] if pool else []
         try:
             _drain(calls)
         finally:

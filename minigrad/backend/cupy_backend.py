@@ -7,6 +7,7 @@ pass, and whenever a backend is looked up by device string (creation, loading).
 """
 
 import os
+from typing import Any
 
 from ..errors import DeviceError
 
@@ -21,11 +22,12 @@ _stand_in = None  # a module used instead of `import cupy` (the test double), or
 
 def _import_cupy():
     """CuPy and its device count, or one DeviceError line saying what is missing."""
+    cupy: Any
     if _stand_in is not None:
         cupy = _stand_in
     else:
         try:
-            import cupy
+            import cupy  # type: ignore[no-redef]
         except ImportError:
             raise DeviceError(
                 f"device 'cuda' needs CuPy 14: {INSTALL_CUPY} on a machine with an NVIDIA "

@@ -24,7 +24,7 @@ SPIN_S = 0.02  # polling without a pause this long first
 LONGEST_PAUSE_S = 0.001
 
 
-def wait_until(done, timeout_s, expired):
+def wait_until(done, timeout_s, expired) -> None:
     """Call `done()` until it returns true: without a pause for the first SPIN_S (MPI moves a
     message on only while it is asked, and a large one takes many steps), then with sleeps of
     50 µs doubling to LONGEST_PAUSE_S, so that a long wait leaves the core to others.
@@ -51,13 +51,13 @@ class SingleProcess:
     rank, world_size, local_rank = 0, 1, 0
     name = "single process"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.context = ""
 
-    def takes(self, array):
+    def takes(self, array) -> bool:
         return True
 
-    def synchronize(self, what="the device"):
+    def synchronize(self, what="the device") -> None:
         pass
 
     def allreduce_sum_(self, array, what="allreduce"):
@@ -78,7 +78,7 @@ class SingleProcess:
     def broadcast_object(self, value, root=0, what="broadcast"):
         return value
 
-    def barrier(self, what="barrier"):
+    def barrier(self, what="barrier") -> None:
         pass
 
 
@@ -87,7 +87,7 @@ class MPICommunicator:
 
     name = "MPI"
 
-    def __init__(self, timeout_s=600.0, comm=None):
+    def __init__(self, timeout_s=600.0, comm=None) -> None:
         from mpi4py import MPI
 
         self.MPI = MPI
@@ -101,7 +101,7 @@ class MPICommunicator:
         """Whether the collectives take `array` as it is: host (NumPy) arrays."""
         return isinstance(array, np.ndarray)
 
-    def synchronize(self, what="the device"):
+    def synchronize(self, what="the device") -> None:
         """Nothing to wait for: MPI's collectives are complete when they return."""
 
     # ----- the collectives -----------------------------------------------------------------------
@@ -146,12 +146,12 @@ class MPICommunicator:
         data = json.dumps(value).encode("utf-8") if self.rank == root else b""
         return json.loads(self.broadcast_bytes(data, root, what).decode("utf-8"))
 
-    def barrier(self, what="barrier"):
+    def barrier(self, what="barrier") -> None:
         self._wait(self.comm.Ibarrier(), what)
 
     # ----- waiting with a deadline ----------------------------------------------------------------
-    def _wait(self, request, what):
-        def expired(waited):
+    def _wait(self, request, what) -> None:
+        def expired(waited) -> None:
             self.abort(
                 f"rank {self.rank} of {self.world_size} waited {waited:.0f} s for "
                 f"{what}{' at ' + self.context if self.context else ''}; the other ranks "
@@ -161,7 +161,7 @@ class MPICommunicator:
 
         wait_until(request.Test, self.timeout_s, expired)
 
-    def abort(self, message):
+    def abort(self, message) -> None:
         """Print `message` on this rank's stderr and end every rank of the job."""
         print(f"error: {message}", file=sys.stderr, flush=True)
         self.comm.Abort(1)

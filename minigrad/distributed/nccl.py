@@ -24,10 +24,10 @@ class NCCLCommunicator:
 
     name = "NCCL"
 
-    def __init__(self, mpi, cupy=None):
+    def __init__(self, mpi, cupy=None) -> None:
         try:
             if cupy is None:
-                import cupy
+                import cupy  # type: ignore[no-redef]
             nccl = importlib.import_module(f"{cupy.__name__}.cuda.nccl")
         except ImportError as error:
             raise DistributedError(f"NCCL needs CuPy 14 and its NCCL runtime ({error}): "
@@ -49,7 +49,7 @@ class NCCLCommunicator:
         return self.mpi.context
 
     @context.setter
-    def context(self, value):
+    def context(self, value) -> None:
         self.mpi.context = value
 
     def takes(self, array):
@@ -89,15 +89,15 @@ class NCCLCommunicator:
     def broadcast_object(self, value, root=0, what="broadcast"):
         return self.mpi.broadcast_object(value, root, what)
 
-    def barrier(self, what="barrier"):
+    def barrier(self, what="barrier") -> None:
         self.synchronize(what)
         self.mpi.barrier(what)
 
-    def synchronize(self, what="the device"):
+    def synchronize(self, what="the device") -> None:
         """Wait for this rank's stream (its NCCL calls included), under the deadline."""
         stream = self.cupy.cuda.get_current_stream()
 
-        def expired(waited):
+        def expired(waited) -> None:
             self.mpi.abort(
                 f"rank {self.rank} of {self.world_size} waited {waited:.0f} s for the GPU "
                 f"to finish {what}{' at ' + self.context if self.context else ''}; an NCCL "

@@ -38,7 +38,7 @@ class GradientReducer:
     """Sums `named_parameters`' gradients over the ranks of `communicator`."""
 
     def __init__(self, named_parameters, communicator, bucket_bytes=DEFAULT_BUCKET_BYTES,
-                 rank_ordered=False, named_buffers=()):
+                 rank_ordered=False, named_buffers=()) -> None:
         self.named = list(named_parameters)
         self.buffers = list(named_buffers)  # checked and broadcast too, never reduced
         self.communicator = communicator
@@ -66,7 +66,7 @@ class GradientReducer:
                     f"rank {rank} has {len(theirs)} parameters and rank 0 has "
                     f"{len(reference)}: every rank must build the same model")
 
-    def broadcast_parameters(self, root=0):
+    def broadcast_parameters(self, root=0) -> None:
         """Every rank's parameters and buffers (in place) become rank `root`'s."""
         for name, parameter in self.named + self.buffers:
             what = f"the broadcast of {name}"
@@ -83,7 +83,7 @@ class GradientReducer:
         finally:
             self._synchronizing = True
 
-    def reduce(self):
+    def reduce(self) -> None:
         """Each gradient becomes the sum over the ranks (a missing one counts as zeros)."""
         if not self._synchronizing or self.communicator.world_size == 1:
             return
@@ -118,7 +118,8 @@ class GradientReducer:
     def _buckets(self):
         """Parameters in order, grouped: a large gradient alone, small ones up to
         `bucket_bytes` together (of one dtype)."""
-        bucket, size = [], 0
+        bucket: list = []
+        size = 0
         for _, parameter in self.named:
             if parameter.grad is None:  # not used by this rank's shard: contributes zeros
                 parameter.grad = zeros_like(parameter)
@@ -143,7 +144,7 @@ class GradientReducer:
         host[...] = total
         return host
 
-    def _in_place(self, array, collective):
+    def _in_place(self, array, collective) -> None:
         """Run `collective` on `array` in place: directly where the communicator takes such
         arrays (NumPy for MPI, GPU arrays for NCCL), else through host memory."""
         if self.communicator.takes(array):
@@ -159,6 +160,6 @@ def _host(array):
     return array if isinstance(array, np.ndarray) else backend_of_array(array).to_host(array)
 
 
-def _described(entry):
+def _described(entry) -> str:
     name, shape, dtype = entry
     return f"{name} {dtype}{tuple(shape)}"

@@ -2,23 +2,26 @@
 (differences are documented in docs/conventions.md: fully masked rows and all-ignored targets give
 zeros, never NaN)."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from ..autograd import is_anomaly_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..ops import nn as ops
 from ..ops import references
-from ..ops.elementwise import Relu, mask_array
+from ..ops.elementwise import mask_array
+from ..ops.functions import relu as relu  # mg.relu, also part of this API
 from ..ops.registry import InputSpec, op
 from ..tensor import Tensor
-
-relu = Relu.op.call  # mg.relu, also part of this API
 
 
 @op(functions=(ops.Softmax,), reference=references.softmax_reference, namespace="F",
     spec=InputSpec("softmax-like", mask=True),
     summary="probabilities along an axis; masked entries get 0, a fully masked row is zeros")
-def softmax(x, axis=-1, mask=None):
+def softmax(x, axis=-1, mask=None) -> Tensor:
     """Probabilities along `axis`; entries where `mask` is True get 0. A fully masked row is all
     zeros, with zero gradient."""
     return ops.Softmax.apply(x, axis=axis, mask=None if mask is None else mask_array(
@@ -27,14 +30,14 @@ def softmax(x, axis=-1, mask=None):
 
 @op(functions=(ops.LogSoftmax,), reference=references.log_softmax_reference, namespace="F",
     spec=InputSpec("softmax-like"), summary="log of softmax, stable")
-def log_softmax(x, axis=-1):
+def log_softmax(x, axis=-1) -> Tensor:
     return ops.LogSoftmax.apply(x, axis=axis)
 
 
 @op(functions=(ops.LayerNorm, ops.LayerNormInputGradient), namespace="F",
     reference=references.layer_norm_reference, spec=InputSpec("layer_norm", distinct=True),
     summary="normalized over trailing axes, then affine")
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
     """Normalize over the trailing `normalized_shape` axes, then scale and shift."""
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) \
         else tuple(normalized_shape)
@@ -53,7 +56,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 @op(functions=(ops.Gelu,), reference=ops.gelu_reference, namespace="F", accuracy=3e-7,
     spec=InputSpec("unary", low=-3.0, high=3.0, options={"approximate": ("none", "tanh")}),
     summary="x·Φ(x), exact or with the tanh approximation")
-def gelu(x, approximate="none"):
+def gelu(x, approximate="none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return ops.Gelu.apply(x, approximate=approximate)
@@ -62,7 +65,7 @@ def gelu(x, approximate="none"):
 @op(functions=(ops.Dropout,), reference=None, namespace="F", random=True,
     spec=InputSpec("unary", kinks=(0.0,), options={"p": (0.25, 0.5)}),
     summary="inverted dropout from the device's seeded generator")
-def dropout(x, p=0.5, training=True):
+def dropout(x, p=0.5, training=True) -> Tensor:
     """Inverted dropout drawn from the device's seeded generator; identity when not training."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
@@ -90,7 +93,7 @@ def _checked_here(like):
 
 @op(functions=(ops.Embedding, ops.IndexAdd), reference=lambda ids, weight: weight[ids],
     namespace="F", spec=InputSpec("embedding"), summary="rows of weight picked by ids")
-def embedding(ids, weight, padding_idx=None):
+def embedding(ids, weight, padding_idx=None) -> Tensor:
     """weight[ids]: (..., ) int ids -> (..., dim); the padding row receives no gradient."""
     array = _ids("embedding", ids, weight)
     rows = weight.shape[0]
@@ -105,7 +108,7 @@ def embedding(ids, weight, padding_idx=None):
 
 @op(functions=(ops.Linear,), reference=references.linear_reference, namespace="F",
     spec=InputSpec("linear"), summary="x @ weight.T + bias, weight (out, in)")
-def linear(x, weight, bias=None):
+def linear(x, weight, bias=None) -> Tensor:
     """x @ weight.T + bias, weight (out_features, in_features) as PyTorch."""
     return ops.Linear.apply(x, weight, *(() if bias is None else (bias,)))
 
@@ -115,7 +118,8 @@ def linear(x, weight, bias=None):
     spec=InputSpec("cross_entropy", low=-3.0, high=3.0,
                    options={"label_smoothing": (0.0, 0.1), "reduction": ("mean", "sum", "none")}),
     summary="loss from logits (class axis last), label smoothing, ignore_index")
-def cross_entropy(logits, target, ignore_index=None, label_smoothing=0.0, reduction="mean"):
+def cross_entropy(logits, target, ignore_index=None, label_smoothing=0.0,
+                  reduction="mean") -> Tensor:
     """Cross-entropy of logits (..., C) (class axis last) against int targets (...)."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got "
@@ -145,7 +149,7 @@ def _check_targets(targets, classes, ignore_index):
     reference=references.attention_reference, spec=InputSpec("attention", mask=True),
     summary="softmax(q kᵀ / sqrt(d)) v, masked, one fused op")
 def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=False,
-                                 return_weights=False):
+                                 return_weights=False) -> Any:
     """softmax(q kᵀ/sqrt(d_k)) v with `mask` True = not attended (broadcast to (..., Lq, Lk)).
 
     q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv); with

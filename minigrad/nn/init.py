@@ -1,7 +1,11 @@
 """Initializers: each writes into the tensor's existing array, drawing from minigrad's seeded
 generator (`mg.manual_seed`)."""
 
+from __future__ import annotations
+
 import math
+
+from ..tensor import Tensor
 
 
 def _fans(tensor):
@@ -18,32 +22,32 @@ def _write(tensor, array):
     return tensor
 
 
-def uniform_(tensor, a=0.0, b=1.0):
+def uniform_(tensor, a=0.0, b=1.0) -> Tensor:
     draw = tensor.backend.generator.uniform(tensor.shape, tensor.dtype)
     return _write(tensor, a + (b - a) * draw)
 
 
-def normal_(tensor, mean=0.0, std=1.0):
+def normal_(tensor, mean=0.0, std=1.0) -> Tensor:
     draw = tensor.backend.generator.normal(tensor.shape, tensor.dtype)
     return _write(tensor, mean + std * draw)
 
 
-def zeros_(tensor):
+def zeros_(tensor) -> Tensor:
     return _write(tensor, 0)
 
 
-def ones_(tensor):
+def ones_(tensor) -> Tensor:
     return _write(tensor, 1)
 
 
-def xavier_uniform_(tensor, gain=1.0):
+def xavier_uniform_(tensor, gain=1.0) -> Tensor:
     """U(-a, a) with a = gain·sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
     fan_in, fan_out = _fans(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -bound, bound)
 
 
-def xavier_normal_(tensor, gain=1.0):
+def xavier_normal_(tensor, gain=1.0) -> Tensor:
     """N(0, std²) with std = gain·sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _fans(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))

@@ -13,7 +13,7 @@ class Linear(Module):
     an existing Parameter of that shape, is used instead of a new one (a tied weight)."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None,
-                 weight=None):
+                 weight=None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = _given(weight, (out_features, in_features), "Linear") if weight is not None \
@@ -24,7 +24,7 @@ class Linear(Module):
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, " \
                f"bias={self.bias is not None}"
 
@@ -36,7 +36,7 @@ class Embedding(Module):
     table)."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None,
-                 dtype=None, weight=None):
+                 dtype=None, weight=None) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
@@ -51,7 +51,7 @@ class Embedding(Module):
     def forward(self, ids):
         return F.embedding(ids, self.weight, self.padding_idx)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         padding = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
         return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
 
@@ -59,7 +59,7 @@ class Embedding(Module):
 class LayerNorm(Module):
     """Normalization over the trailing `normalized_shape` axes, with a learned scale and shift."""
 
-    def __init__(self, normalized_shape, eps=1e-5, device=None, dtype=None):
+    def __init__(self, normalized_shape, eps=1e-5, device=None, dtype=None) -> None:
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) \
             else tuple(normalized_shape)
@@ -70,14 +70,14 @@ class LayerNorm(Module):
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}"
 
 
 class Dropout(Module):
     """Zeroes elements with probability p while training; the identity in eval mode."""
 
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5) -> None:
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
@@ -86,7 +86,7 @@ class Dropout(Module):
     def forward(self, x):
         return F.dropout(x, self.p, self.training)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"p={self.p}"
 
 
@@ -96,14 +96,14 @@ class ReLU(Module):
 
 
 class GELU(Module):
-    def __init__(self, approximate="none"):
+    def __init__(self, approximate="none") -> None:
         super().__init__()
         self.approximate = approximate
 
     def forward(self, x):
         return F.gelu(x, self.approximate)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
 
 

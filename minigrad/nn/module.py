@@ -1,7 +1,11 @@
 """Module: the base class of layers and models (parameters, buffers, children, state_dict),
 with the names PyTorch users already know."""
 
+from __future__ import annotations
+
 from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -15,10 +19,10 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __init__(self, data, requires_grad=True, dtype=None, device=None):
+    def __init__(self, data, requires_grad=True, dtype=None, device=None) -> None:
         super().__init__(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Parameter(" + super().__repr__() + ")"
 
 
@@ -29,14 +33,20 @@ class Module:
     ordered names of its parameters, buffers and children, which is what `state_dict`,
     `parameters()` and `to()` walk."""
 
-    def __init__(self):
+    training: bool
+    _parameter_names: list[str]
+    _buffer_names: dict[str, bool]  # name -> persistent
+    _module_names: list[str]
+    _forward_hooks: dict
+
+    def __init__(self) -> None:
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameter_names", [])
         object.__setattr__(self, "_buffer_names", {})  # name -> persistent
         object.__setattr__(self, "_module_names", [])
         object.__setattr__(self, "_forward_hooks", {})  # HookHandle key -> hook
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name, value) -> None:
         if "_parameter_names" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() in __init__ "
                                  f"before assigning {name!r}")
@@ -51,7 +61,7 @@ class Module:
             raise TypeError(f"buffer {name!r} must be a Tensor or None")
         object.__setattr__(self, name, value)
 
-    def register_buffer(self, name, tensor, persistent=True):
+    def register_buffer(self, name, tensor, persistent=True) -> None:
         """A tensor that belongs to the module but is not learned (moved by `.to`, saved in the
         state dict when persistent)."""
         self._buffer_names[name] = persistent
@@ -61,7 +71,7 @@ class Module:
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs) -> Any:
         output = self.forward(*args, **kwargs)
         for hook in tuple(self._forward_hooks.values()):  # a hook may remove itself
             replaced = hook(self, args, output)
@@ -69,20 +79,20 @@ class Module:
                 output = replaced
         return output
 
-    def register_forward_hook(self, hook):
+    def register_forward_hook(self, hook) -> HookHandle:
         """hook(module, inputs, output) runs after every forward; it may return a replacement."""
         return HookHandle(self._forward_hooks, hook)
 
     # ----- walking the tree -------------------------------------------------------------------
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         for name in self._module_names:
             yield name, self.__dict__[name]
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
         for _, module in self.named_children():
             yield module
 
-    def named_modules(self, prefix=""):
+    def named_modules(self, prefix="") -> Iterator[tuple[str, Module]]:
         seen = set()
         stack = [(prefix, self)]
         while stack:
@@ -95,11 +105,11 @@ class Module:
             for child_name, child in reversed(children):
                 stack.append((f"{name}.{child_name}" if name else child_name, child))
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
         for _, module in self.named_modules():
             yield module
 
-    def named_parameters(self, prefix=""):
+    def named_parameters(self, prefix="") -> Iterator[tuple[str, Parameter]]:
         """(dotted name, Parameter) for every parameter, each shared one once."""
         seen = set()
         for module_name, module in self.named_modules(prefix):
@@ -109,49 +119,49 @@ class Module:
                     seen.add(id(parameter))
                     yield (f"{module_name}.{name}" if module_name else name), parameter
 
-    def parameters(self):
+    def parameters(self) -> Iterator[Parameter]:
         for _, parameter in self.named_parameters():
             yield parameter
 
-    def named_buffers(self, prefix="", persistent_only=False):
+    def named_buffers(self, prefix="", persistent_only=False) -> Iterator[tuple[str, Tensor]]:
         for module_name, module in self.named_modules(prefix):
             for name, persistent in module._buffer_names.items():
                 buffer = module.__dict__[name]
                 if buffer is not None and (persistent or not persistent_only):
                     yield (f"{module_name}.{name}" if module_name else name), buffer
 
-    def buffers(self):
+    def buffers(self) -> Iterator[Tensor]:
         for _, buffer in self.named_buffers():
             yield buffer
 
-    def apply(self, fn):
+    def apply(self, fn) -> Module:
         """fn(module) for every module of the tree, children first (as PyTorch)."""
         for module in reversed(list(self.modules())):
             fn(module)
         return self
 
-    def num_parameters(self):
+    def num_parameters(self) -> int:
         return sum(p.size for p in self.parameters())
 
     # ----- modes --------------------------------------------------------------------------------
-    def train(self, mode=True):
+    def train(self, mode=True) -> Module:
         for module in self.modules():
             object.__setattr__(module, "training", mode)
         return self
 
-    def eval(self):
+    def eval(self) -> Module:
         return self.train(False)
 
-    def zero_grad(self):
+    def zero_grad(self) -> None:
         for parameter in self.parameters():
             parameter.grad = None
 
-    def requires_grad_(self, flag=True):
+    def requires_grad_(self, flag=True) -> Module:
         for parameter in self.parameters():
             parameter.requires_grad = flag
         return self
 
-    def to(self, device=None, dtype=None):
+    def to(self, device=None, dtype=None) -> Module:
         """Move/cast floating parameters and buffers. New Parameter objects replace the old ones
         (shared parameters stay shared): build optimizers after `.to(...)`."""
         replaced = {}
@@ -171,7 +181,7 @@ class Module:
         return self
 
     # ----- state ------------------------------------------------------------------------------
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Tensor]:
         """Parameters and persistent buffers by dotted name (sharing storage with the module)."""
         state = OrderedDict()
         for name, parameter in self.named_parameters():
@@ -180,7 +190,7 @@ class Module:
             state[name] = buffer.detach()
         return state
 
-    def load_state_dict(self, state, strict=True):
+    def load_state_dict(self, state, strict=True) -> Module:
         """Copy the values of `state` into the existing parameter and buffer arrays.
 
         With strict=True, missing and unexpected keys are an error; a shape mismatch always
@@ -211,10 +221,10 @@ class Module:
         return self
 
     # ----- printing -------------------------------------------------------------------------
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return ""
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         lines = [f"{type(self).__name__}({self.extra_repr()}"]
         children = list(self.named_children())
         if not children:
@@ -233,29 +243,29 @@ def _shape(value):
 class ModuleList(Module):
     """A list of modules whose parameters belong to the parent."""
 
-    def __init__(self, modules=()):
+    def __init__(self, modules=()) -> None:
         super().__init__()
         for module in modules:
             self.append(module)
 
-    def append(self, module):
+    def append(self, module) -> ModuleList:
         setattr(self, str(len(self._module_names)), module)
         return self
 
-    def __getitem__(self, index):
+    def __getitem__(self, index) -> Any:
         return list(self.children())[index]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._module_names)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.children())
 
 
 class Sequential(ModuleList):
     """Modules applied one after another."""
 
-    def __init__(self, *modules):
+    def __init__(self, *modules) -> None:
         super().__init__(modules)
 
     def forward(self, x):
@@ -267,26 +277,26 @@ class Sequential(ModuleList):
 class ModuleDict(Module):
     """A dict of modules whose parameters belong to the parent."""
 
-    def __init__(self, modules=None):
+    def __init__(self, modules=None) -> None:
         super().__init__()
         for name, module in (modules or {}).items():
             self[name] = module
 
-    def __setitem__(self, name, module):
+    def __setitem__(self, name, module) -> None:
         setattr(self, name, module)
 
-    def __getitem__(self, name):
+    def __getitem__(self, name) -> Any:
         if name not in self._module_names:
             raise KeyError(name)
         return self.__dict__[name]
 
-    def __contains__(self, name):
+    def __contains__(self, name) -> bool:
         return name in self._module_names
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._module_names)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._module_names)
 
     def keys(self):

@@ -2,6 +2,8 @@
 
 They compute on the arrays directly and return tensors outside the graph."""
 
+from __future__ import annotations
+
 import operator
 
 import numpy as np
@@ -13,7 +15,7 @@ from .reduce import normalize_axes
 from .registry import InputSpec, op
 
 
-def _binary(name, operation, a, b):
+def _binary(name, operation, a, b) -> Tensor:
     like = a if isinstance(a, Tensor) else b
     a, b = ensure_tensor(a, like), ensure_tensor(b, like)
     if a.backend is not b.backend:
@@ -28,7 +30,7 @@ def _binary(name, operation, a, b):
 def _declare_binary(name, operation, reference, summary, operator_name, dtype="float"):
     """The op `name(a, b)`: `operation` on the broadcast arrays, also Tensor's `operator_name`."""
 
-    def function(a, b):
+    def function(a, b) -> Tensor:
         return _binary(name, operation, a, b)
 
     function.__name__ = function.__qualname__ = name
@@ -52,19 +54,19 @@ logical_or = _declare_binary("logical_or", operator.or_, np.logical_or, "a | b",
 
 @op(reference=np.logical_not, spec=InputSpec("unary", dtype="bool"), summary="~x",
     operators=("__invert__",), differentiable=False)
-def logical_not(x):
+def logical_not(x) -> Tensor:
     return Tensor._make(~x.data if x.dtype.kind == "b" else x.data == 0, x.backend)
 
 
 @op(reference=np.isfinite, spec=InputSpec("unary"), method=True, differentiable=False,
     summary="True where x is neither NaN nor ±inf")
-def isfinite(x):
+def isfinite(x) -> Tensor:
     return Tensor._make(x.backend.xp.isfinite(x.data), x.backend)
 
 
 @op(reference=np.argmax, spec=InputSpec("arg-reduce", distinct=True), method=True,
     differentiable=False, summary="index of the largest value (int64)")
-def argmax(x, axis=None, keepdims=False):
+def argmax(x, axis=None, keepdims=False) -> Tensor:
     """Index of the largest value (the first one at ties), int64."""
     if axis is not None:
         axis = normalize_axes("argmax", axis, x.ndim)[0]
@@ -80,11 +82,11 @@ def _reduce_bool(name, x, axis, keepdims):
 
 @op(reference=np.any, spec=InputSpec("reduce", dtype="bool"), method=True, differentiable=False,
     summary="whether any element is True")
-def any(x, axis=None, keepdims=False):
+def any(x, axis=None, keepdims=False) -> Tensor:
     return _reduce_bool("any", x, axis, keepdims)
 
 
 @op(reference=np.all, spec=InputSpec("reduce", dtype="bool"), method=True, differentiable=False,
     summary="whether every element is True")
-def all(x, axis=None, keepdims=False):
+def all(x, axis=None, keepdims=False) -> Tensor:
     return _reduce_bool("all", x, axis, keepdims)

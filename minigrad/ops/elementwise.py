@@ -1,7 +1,11 @@
 """Elementwise ops: arithmetic with NumPy broadcasting, unary math, clip, where, masked_fill."""
 
+from __future__ import annotations
+
 import math
 import operator
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -13,13 +17,13 @@ from .references import erf_reference, masked_fill_reference
 from .registry import InputSpec, op
 
 BINARY = InputSpec("elementwise")
-POSITIVE = {"low": 0.2, "high": 3.0}  # the domain of log and sqrt
+POSITIVE: dict[str, Any] = {"low": 0.2, "high": 3.0}  # the domain of log and sqrt
 
 
 class BinaryFunction(Function):
     """Broadcasting a op b: a shape mismatch is reported with both shapes."""
 
-    def explain_failure(self, a, b):
+    def explain_failure(self, a, b) -> None:
         broadcast_shape(self.name, a.shape, b.shape)
 
 
@@ -94,7 +98,7 @@ class _PairExtremum(BinaryFunction):
     """maximum / minimum of a and b: `xp.<name>`; at ties the gradient is split evenly
     (docs/conventions.md), elsewhere it goes to the input `a_wins` picks."""
 
-    a_wins = None  # the comparison of a with b that picks a
+    a_wins: Callable[..., Any]  # the comparison of a with b that picks a
 
     def forward(self, a, b):
         return getattr(self.xp, self.name)(a, b)
@@ -106,14 +110,14 @@ class _PairExtremum(BinaryFunction):
         return grad * share_a, grad * (1 - share_a)
 
 
-@op(reference=np.maximum, spec=InputSpec("elementwise", distinct=True),
+@op(reference=np.maximum, spec=InputSpec("elementwise", distinct=True), method=True,
     summary="elementwise maximum; ties split the gradient")
 class Maximum(_PairExtremum):
     name = "maximum"
     a_wins = operator.gt
 
 
-@op(reference=np.minimum, spec=InputSpec("elementwise", distinct=True),
+@op(reference=np.minimum, spec=InputSpec("elementwise", distinct=True), method=True,
     summary="elementwise minimum; ties split the gradient")
 class Minimum(_PairExtremum):
     name = "minimum"
@@ -239,7 +243,7 @@ class SigmoidBackward(BinaryFunction):
 class Relu(Function):
     name = "relu"
 
-    def forward(self, x):  # against a row of zeros: NumPy's SIMD loop, 2x faster than a scalar 0
+    def forward(self, x):  # against a row of zeros: NumPy's SIMD loop, faster than a scalar 0
         if self.backend.activate is not None:  # a GPU: one kernel, no row to make
             return self.xp.maximum(x, x.dtype.type(0))
         return self.xp.maximum(x, self.xp.zeros(x.shape[-1:], x.dtype))
@@ -385,7 +389,7 @@ def mask_array(name, mask, like):
 
 @op(functions=(Where,), reference=np.where, spec=InputSpec("where"),
     summary="a where the condition is True, else b")
-def where(condition, a, b):
+def where(condition, a, b) -> Tensor:
     """a where condition is True, else b (NumPy's where; a and b may be scalars)."""
     like = a if isinstance(a, Tensor) else b
     if not isinstance(like, Tensor):
@@ -396,13 +400,13 @@ def where(condition, a, b):
 @op(functions=(MaskedFill,), reference=masked_fill_reference, method=True,
     spec=InputSpec("masked_fill", options={"value": (0.0, -1.5)}),
     summary="value where the mask is True (True = masked out)")
-def masked_fill(x, mask, value):
+def masked_fill(x, mask, value) -> Tensor:
     return MaskedFill.apply(x, mask=mask_array("masked_fill", mask, x), value=value)
 
 
 @op(functions=(AsType,), reference=lambda x, dtype: x.astype(dtype), namespace=None, method=True,
     spec=InputSpec("unary", options={"dtype": ("float32",)}), summary="a change of dtype", eps=0.1)
-def astype(x, dtype):
+def astype(x, dtype) -> Tensor:
     dtype = np.dtype(dtype)
     if dtype == x.dtype:
         return x

@@ -1,6 +1,8 @@
 """Indexing: x[index] (slices, ints, None, Ellipsis, integer and boolean arrays) and its
 transpose, index_add, which sums repeated indices deterministically."""
 
+from __future__ import annotations
+
 import operator
 
 import numpy as np
@@ -107,13 +109,13 @@ class IndexAdd(Function):
 @op(functions=(GetItem, IndexAdd), reference=operator.getitem, spec=InputSpec("index"),
     namespace=None, operators=("__getitem__",),
     summary="x[index]; repeated indices accumulate in the gradient")
-def getitem(x, index):
+def getitem(x, index) -> Tensor:
     return GetItem.apply(x, index=_normalize_index(index, x.backend, x.shape))
 
 
 @op(functions=(IndexAdd, GetItem), reference=index_add_reference, spec=InputSpec("index_add"),
     summary="zeros(shape) with values summed in at index (deterministic)")
-def index_add(values, index, shape):
+def index_add(values, index, shape) -> Tensor:
     """The transpose of getitem: an array of `shape` with `values` summed in at `index`."""
     return IndexAdd.apply(values, index=_normalize_index(index, values.backend, shape),
                           shape=tuple(shape))
@@ -121,7 +123,7 @@ def index_add(values, index, shape):
 
 @op(functions=(GetItem,), reference=topk_reference, spec=InputSpec("topk", distinct=True),
     summary="the k largest values (differentiable), their indices")
-def topk(x, k, axis=-1):
+def topk(x, k, axis=-1) -> tuple[Tensor, Tensor]:
     """The k largest values along `axis`, largest first, and their int64 indices.
 
     The values are differentiable (a getitem of x); the indices are not."""

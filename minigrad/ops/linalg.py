@@ -1,5 +1,7 @@
 """Matrix products: `a @ b` with NumPy's rules (1-D, 2-D, batched, broadcast batches)."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..autograd import Function
@@ -33,7 +35,7 @@ class MatMul(Function):
 @op(functions=(MatMul, Reshape), reference=np.matmul, spec=InputSpec("matmul"),
     operators=("__matmul__", "__rmatmul__"),
     summary="a @ b as NumPy: 1-D operands, broadcast batches")
-def matmul(a, b):
+def matmul(a, b) -> Tensor:
     """a @ b as NumPy computes it: a 1-D operand is a row (left) or a column (right) vector."""
     if not isinstance(a, Tensor):
         a = ensure_tensor(a, b)

@@ -3,6 +3,7 @@ stable. Their backward is written with minigrad ops, so it can be differentiated
 
 import math
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ def softmax_array(backend, x, axis=-1, mask=None):
     last axis of a stack of rows, blocks of rows run on every core (`Backend.run_blockwise`)."""
     xp = backend.xp
     out = xp.empty_like(x)
-    arrays = (x, out)
+    arrays: tuple = (x, out)
     if mask is not None:  # -inf where masked, +inf elsewhere, in the mask's (small) shape
         ceiling = xp.where(mask, x.dtype.type(-xp.inf), x.dtype.type(xp.inf))
         arrays += (xp.broadcast_to(ceiling, x.shape),)
@@ -382,7 +383,7 @@ class CrossEntropy(Function):
         rows = _rows(logits)  # (N, C)
         probabilities = xp.empty_like(rows)
         log_normalizer = xp.empty((rows.shape[0], 1), logits.dtype)
-        row_mean = xp.empty_like(log_normalizer) if label_smoothing else None
+        row_mean: Any = xp.empty_like(log_normalizer) if label_smoothing else None
         arrays = (rows, probabilities, log_normalizer) + ((row_mean,) if label_smoothing else ())
         softmax_into = partial(_softmax_into, xp, -1) if self.backend.kernels is None \
             else self.backend.kernels.softmax_into

@@ -1,7 +1,11 @@
 """Reductions over `axis` (None, an int or a tuple) with `keepdims`, as NumPy defines them."""
 
+from __future__ import annotations
+
 import builtins
+from collections.abc import Callable
 from contextlib import nullcontext
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +17,7 @@ from .registry import InputSpec, op
 REDUCE = InputSpec("reduce")
 
 
-def normalize_axes(name, axis, ndim):
+def normalize_axes(name, axis, ndim) -> tuple[int, ...]:
     """axis (None | int | tuple) -> a sorted tuple of non-negative axes, checked."""
     if axis is None:
         return tuple(range(ndim))
@@ -31,6 +35,8 @@ def normalize_axes(name, axis, ndim):
 
 class Reduction(Function):
     """Shared bookkeeping: the reduced axes, and how to stretch a gradient back over them."""
+
+    reduce: Callable[..., Any]  # (x, axes, keepdims) -> the reduced array: each op's own
 
     def forward(self, x, axis=None, keepdims=False):
         self.axes = normalize_axes(self.name, axis, x.ndim)

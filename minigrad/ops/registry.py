@@ -2,22 +2,29 @@
 
 `@op(...)` on a `Function` subclass declares a public op: its name, where users find it
 (`mg.<name>` or `F.<name>`, a `Tensor` method, `Tensor` operators), a NumPy reference and an
-input spec (how to draw inputs that check it). The op's function is generated from the class:
-`cls.apply` under the op's name, with `forward`'s parameters (those without a default are the
-tensor inputs, the others keyword parameters). Where the public call does more than `apply`
-(converts its arguments, runs several Functions, runs none), `@op(...)` goes on that function
-instead and names the Function classes it runs. Either way the `Tensor` method and operators,
-the export and the table entry follow from the declaration.
+input spec (how to draw inputs that check it). The op's public function takes `forward`'s
+parameters (those without a default are the tensor inputs, the others keyword parameters)
+and calls `cls.apply`. Where the public call does more than `apply` (converts its arguments,
+runs several Functions, runs none), `@op(...)` goes on that function instead and names the
+Function classes it runs.
 
-The ops declared inside minigrad make the table, `ops()`: the generated tests check every
-entry with `minigrad/testing/op_checks.py`, and `docs/ops.md` is written from it
-(`scripts/make_ops_doc.py`). An op declared in user code gets the same record (`MyOp.op`)
-and is checked with `minigrad.testing.check_op`; it joins no table and no namespace.
+The ops declared inside minigrad make the table, `ops()`. From it `scripts/make_ops_doc.py`
+writes three files, kept up to date by a test: `docs/ops.md`, `minigrad/ops/functions.py`
+(the public function of each op declared on its class, and the `mg` namespace's ops) and
+`minigrad/tensor_methods.py` (the `Tensor` methods and operators). The generated tests check
+every entry with `minigrad/testing/op_checks.py`.
+
+An op declared in user code gets the same record (`MyOp.op`), its function (`MyOp.op.call`)
+and, where it asks for them, a `Tensor` method and operators, installed on `Tensor` when it is
+declared: a name `Tensor` already has is refused unless the declaration says
+`overrides=True`. It joins no table and no namespace, and is checked with
+`minigrad.testing.check_op`.
 """
 
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from ..autograd import Function
 from ..errors import OpDefinitionError
@@ -84,13 +91,14 @@ class Op:
     """One declared op: `call(*args, **kwargs)` computes what `reference` computes in NumPy."""
 
     name: str
-    call: Callable
+    function: Callable | None  # the declared function; None where the op is declared on a class
     functions: tuple  # the Function classes it runs (backward included)
     reference: Callable | None  # None for random ops: checked for repeatability instead
     spec: InputSpec
     summary: str
     namespace: str | None = "mg"  # where the function is exported: "mg", "F", or nowhere
     method: str | None = None  # the Tensor method that calls it
+    method_function: Callable | None = None  # what the method calls, where not the op's function
     operators: tuple = ()  # Tensor operators that call it ("__add__", "__radd__", ...)
     internal: bool = False  # a helper other ops' backward runs: tested, not in docs/ops.md
     differentiable: bool = True
@@ -100,46 +108,62 @@ class Op:
     accuracy: float = 0.0  # absolute error allowed against the reference (approximations)
 
     @property
-    def float_only(self):
+    def call(self) -> Callable:
+        """The op's public function: the declared one, or for an op declared on a class inside
+        minigrad its function in `minigrad/ops/functions.py` (generated)."""
+        if self.function is not None:
+            return self.function
+        from . import functions
+
+        return getattr(functions, self.name)
+
+    @property
+    def float_only(self) -> bool:
         """Whether integer tensors are refused (DTypeError)."""
         return any(fn.float_only for fn in self.functions)
 
 
-_TABLE = []  # the ops declared inside minigrad, in the order they were declared
+Declared = TypeVar("Declared")  # the decorated class or function, returned as it is
+
+_TABLE: list[Op] = []  # the ops declared inside minigrad, in the order they were declared
 
 # Operators whose Tensor is the right operand: `2 - x` calls x.__rsub__(2) = subtract(2, x).
-_REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
+REFLECTED = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__")
 
 
-def op(name=None, *, method=None, **fields):
-    """Declare an op: decorate its `Function` subclass (the public function is generated) or
-    the function users call (then `functions` names the classes it runs).
+def op(name: str | None = None, *, method: bool | str | None = None, overrides: bool = False,
+       **fields: Any) -> Callable[[Declared], Declared]:
+    """Declare an op: decorate its `Function` subclass (its public function takes forward's
+    parameters) or the function users call (then `functions` names the classes it runs).
 
     `fields` are those of `Op`: `reference` and `spec` always, the others where the default
-    does not fit. `method`: True for a Tensor method of the op's name, a string for another
-    name, or a function `(self, ...)` installed under its own name. `operators`: Tensor
-    operator names; a reflected one (`__rsub__`) calls the op with the operands swapped. The
-    record is `decorated.op`; an op declared inside minigrad also joins the table and its
-    namespace."""
+    does not fit. `method`: True for a Tensor method of the op's name, or a string for another
+    name (`method_function`: the function `(self, ...)` it calls, where that is not the op's
+    function). `operators`: Tensor operator names; a reflected one (`__rsub__`) calls the op
+    with the operands swapped. The record is `decorated.op`. An op declared inside minigrad
+    joins the table (its methods and operators are written into `minigrad/tensor_methods.py`);
+    one declared elsewhere has its method and operators installed on Tensor, refusing a name
+    Tensor already has unless `overrides=True`."""
 
-    def declare(target):
-        record = describe(target, name=name, method=method, **fields)
-        if isinstance(target, type):
-            target.name = record.name
-        _install_method(method, record)
-        for operator_name in record.operators:
-            setattr(Tensor, operator_name, _operator(operator_name, record.call))
-        target.op = record
-        record.call.op = record
-        if _inside_minigrad(target):
+    def declare(target: Declared) -> Declared:
+        declared: Any = target  # a Function class or a function, given attributes here
+        record = describe(declared, name=name, method=method, **fields)
+        if declared is not record.function:  # a Function class
+            declared.name = record.name
+        if _inside_minigrad(declared):
             _TABLE.append(record)
+        else:
+            _install_on_tensor(record, overrides)
+        declared.op = record
         return target
 
     return declare
 
 
-def describe(target, *, reference, spec, name=None, summary="", functions=(), namespace="mg",
-             method=None, operators=(), **fields):
+def describe(target: Any, *, reference: Callable | None, spec: InputSpec,
+             name: str | None = None, summary: str = "", functions: tuple = (),
+             namespace: str | None = "mg", method: bool | str | None = None,
+             operators: tuple = (), **fields: Any) -> Op:
     """The record `op(...)` makes for `target` (a Function subclass or a function), without
     installing or registering anything (`check_op` on an undeclared Function uses it)."""
     is_class = isinstance(target, type)
@@ -153,31 +177,34 @@ def describe(target, *, reference, spec, name=None, summary="", functions=(), na
     if not isinstance(spec, InputSpec):
         raise OpDefinitionError(f"op {op_name!r}: spec must be an InputSpec, got "
                                 f"{type(spec).__name__}")
-    call = _public_function(target, op_name) if is_class else target
+    inside = _inside_minigrad(target)
+    if is_class:
+        _forward_parameters(target, op_name)  # refuses a class without forward
+        function = None if inside else _public_function(target, op_name)
+    else:
+        function = target
     if method is True:
         method = op_name
-    elif callable(method):
-        method = method.__name__
-    return Op(op_name, call, ((target,) if is_class else ()) + tuple(functions), reference, spec,
-              summary or _first_line(target.__doc__),
-              namespace=namespace if _inside_minigrad(target) else None,
-              method=method or None, operators=tuple(operators), **fields)
+    return Op(op_name, function, ((target,) if is_class else ()) + tuple(functions), reference,
+              spec, summary or _first_line(target.__doc__),
+              namespace=namespace if inside else None, method=method or None,
+              operators=tuple(operators), **fields)
 
 
-def ops():
+def ops() -> tuple[Op, ...]:
     """The table: every op declared inside minigrad (complete once `minigrad` is imported,
     which any import of this module does first)."""
     return tuple(_TABLE)
 
 
-def namespace(name):
-    """{function name: function} of the table's ops exported to `name` ("mg" or "F")."""
-    return {entry.name: entry.call for entry in _TABLE if entry.namespace == name}
-
-
-def registered_functions():
+def registered_functions() -> set[type]:
     """Every Function class some entry runs."""
     return {fn for entry in _TABLE for fn in entry.functions}
+
+
+def forward_parameters(cls: Any) -> list[inspect.Parameter]:
+    """forward's parameters after self: the parameters of the op's public function."""
+    return _forward_parameters(cls, cls.name)
 
 
 def _inside_minigrad(target):
@@ -188,15 +215,25 @@ def _first_line(doc):
     return (doc or "").strip().split("\n")[0]
 
 
-def _install_method(method, record):
-    """Puts the op on Tensor as the method the declaration names (its own function, or the
-    function `(self, ...)` it gives)."""
+def _install_on_tensor(record, overrides):
+    """A user op's method and operators, put on Tensor; a name Tensor has is refused unless
+    the declaration overrides it (the engine itself calls Tensor's `sum`, `+`, ...)."""
+    names = ([record.method] if record.method is not None else []) + list(record.operators)
+    for attribute in names:
+        if hasattr(Tensor, attribute) and not overrides:
+            raise OpDefinitionError(
+                f"op {record.name!r}: Tensor already has {attribute!r} (the engine and every "
+                f"user of Tensor call it); choose another method or operator name, or declare "
+                f"overrides=True to replace it for the whole process")
+    call = record.call
     if record.method is not None:
-        setattr(Tensor, record.method, method if callable(method) else record.call)
+        setattr(Tensor, record.method, record.method_function or call)
+    for operator_name in record.operators:
+        setattr(Tensor, operator_name, _operator(operator_name, call))
 
 
 def _operator(operator_name, call):
-    if operator_name not in _REFLECTED:
+    if operator_name not in REFLECTED:
         return call  # call(self, other) or call(self)
 
     def reflected(self, other):
@@ -207,18 +244,32 @@ def _operator(operator_name, call):
 
 
 def _public_function(cls, op_name):
-    """`def <op_name>(<forward's parameters>): return cls.apply(...)`, written out so that the
-    function has forward's signature and costs one call (no packing of *args, **kwargs)."""
-    header, arguments, defaults = _parameter_lists(_forward_parameters(cls, op_name))
-    source = (f"def {op_name}({', '.join(header)}):\n"
-              f"    return _apply({', '.join(arguments)})\n")
-    scope = {"_apply": cls.apply, "_defaults": defaults}
-    # a file name in minigrad: anomaly mode looks past it for the line of user code
-    exec(compile(source, f"<minigrad/ops/registry.py: {op_name}, generated>", "exec"), scope)
-    function = scope[op_name]
+    """A user op's function: `cls.apply` with forward's parameters, the tensors (those without
+    a default) passed positionally and the others by keyword."""
+    signature = inspect.Signature(_forward_parameters(cls, op_name))
+    apply = cls.apply
+
+    def function(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        tensors, keywords = [], {}
+        for parameter in signature.parameters.values():
+            value = bound.arguments[parameter.name]
+            if parameter.kind is parameter.VAR_POSITIONAL:
+                tensors.extend(value)
+            elif parameter.kind is parameter.VAR_KEYWORD:
+                keywords.update(value)
+            elif parameter.default is parameter.empty and parameter.kind is not \
+                    parameter.KEYWORD_ONLY:
+                tensors.append(value)
+            else:
+                keywords[parameter.name] = value
+        return apply(*tensors, **keywords)
+
+    function.__name__ = function.__qualname__ = op_name
     function.__module__ = cls.__module__
-    function.__qualname__ = op_name
     function.__doc__ = cls.__doc__
+    function.__signature__ = signature  # type: ignore[attr-defined]
     return function
 
 
@@ -228,28 +279,7 @@ def _forward_parameters(cls, op_name):
     if forward is inspect.getattr_static(Function, "forward"):
         raise OpDefinitionError(f"op {op_name!r}: {cls.__name__} defines no forward(self, ...)")
     parameters = list(inspect.signature(cls.forward).parameters.values())
-    return parameters if isinstance(forward, staticmethod) else parameters[1:]
-
-
-def _parameter_lists(parameters):
-    """The generated function's parameters, the arguments it passes to apply (the tensors
-    positionally, the rest by keyword), and the defaults it refers to."""
-    header, arguments, defaults = [], [], {}
-    for p in parameters:
-        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
-            stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
-            header.append(f"{stars}{p.name}")
-            arguments.append(f"{stars}{p.name}")
-        elif p.default is p.empty and p.kind is not p.KEYWORD_ONLY:
-            header.append(p.name)
-            arguments.append(p.name)
-        else:
-            if p.kind is p.KEYWORD_ONLY and not any(h.startswith("*") for h in header):
-                header.append("*")
-            if p.default is p.empty:
-                header.append(p.name)
-            else:
-                defaults[p.name] = p.default
-                header.append(f"{p.name}=_defaults[{p.name!r}]")
-            arguments.append(f"{p.name}={p.name}")
-    return header, arguments, defaults
+    if not isinstance(forward, staticmethod):
+        parameters = parameters[1:]
+    return [p.replace(kind=p.POSITIONAL_OR_KEYWORD) if p.kind is p.POSITIONAL_ONLY else p
+            for p in parameters]  # operator.add's (a, b, /) taken by name too

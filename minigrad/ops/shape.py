@@ -1,10 +1,13 @@
 """Shape ops: reshape, transpose, broadcast, concatenate, stack, split; views where NumPy allows."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..autograd import Function
 from ..backend import get_backend
 from ..errors import ShapeError
+from ..tensor import Tensor
 from .indexing import GetItem
 from .reduce import normalize_axes
 from .registry import InputSpec, op
@@ -93,7 +96,7 @@ class ToDevice(Function):
     name = "to_device"
 
     @classmethod
-    def apply(cls, x, device=None):
+    def apply(cls, x, device=None) -> Tensor:
         out = super().apply(x, device=device)
         out.backend = get_backend(device)
         return out
@@ -105,38 +108,35 @@ class ToDevice(Function):
         return (grad.to(self.inputs[0].device),)
 
 
-def _reshape_method(self, *shape):
+def reshape_method(self, *shape) -> Tensor:
+    """`x.reshape(2, 3)` or `x.reshape((2, 3))`."""
     return reshape(self, shape[0] if len(shape) == 1 else shape)
 
 
-_reshape_method.__name__ = "reshape"
-
-
-@op(functions=(Reshape,), reference=np.reshape, spec=InputSpec("reshape"),
-    method=_reshape_method, summary="the same elements in another shape")
-def reshape(x, shape):
+@op(functions=(Reshape,), reference=np.reshape, spec=InputSpec("reshape"), method="reshape",
+    method_function=reshape_method, summary="the same elements in another shape")
+def reshape(x, shape) -> Tensor:
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if shape == x.shape:
         return x
     return Reshape.apply(x, shape=shape)
 
 
-def _transpose_method(self, *axes):
+def transpose_method(self, *axes) -> Tensor:
+    """`x.transpose()`, `x.transpose(1, 0)` or `x.transpose((1, 0))`."""
     return transpose(self, axes[0] if len(axes) == 1 else (axes or None))
 
 
-_transpose_method.__name__ = "transpose"
-
-
 @op(functions=(Transpose,), reference=np.transpose, spec=InputSpec("transpose"),
-    method=_transpose_method, summary="a permutation of the axes (none given: reversed)")
-def transpose(x, axes=None):
+    method="transpose", method_function=transpose_method,
+    summary="a permutation of the axes (none given: reversed)")
+def transpose(x, axes=None) -> Tensor:
     return Transpose.apply(x, axes=None if axes is None else tuple(axes))
 
 
 @op(functions=(Transpose,), reference=np.swapaxes, spec=InputSpec("swapaxes"), method=True,
     summary="two axes exchanged")
-def swapaxes(x, axis1, axis2):
+def swapaxes(x, axis1, axis2) -> Tensor:
     axes = list(range(x.ndim))
     try:
         axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
@@ -148,7 +148,7 @@ def swapaxes(x, axis1, axis2):
 
 @op(functions=(Reshape,), reference=np.expand_dims, spec=InputSpec("expand_dims"), method=True,
     summary="a new axis of size 1")
-def expand_dims(x, axis):
+def expand_dims(x, axis) -> Tensor:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     ndim = x.ndim + len(axes)
     axes = normalize_axes("expand_dims", axes, ndim)
@@ -158,7 +158,7 @@ def expand_dims(x, axis):
 
 @op(functions=(Reshape,), reference=np.squeeze, spec=InputSpec("squeeze"), method=True,
     summary="axes of size 1 removed")
-def squeeze(x, axis=None):
+def squeeze(x, axis=None) -> Tensor:
     if axis is None:
         axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
     else:
@@ -172,7 +172,7 @@ def squeeze(x, axis=None):
 
 @op(functions=(BroadcastTo,), reference=np.broadcast_to, spec=InputSpec("broadcast_to"),
     method=True, summary="x repeated along new or size-1 axes")
-def broadcast_to(x, shape):
+def broadcast_to(x, shape) -> Tensor:
     shape = tuple(shape)
     if shape == x.shape:
         return x
@@ -181,7 +181,7 @@ def broadcast_to(x, shape):
 
 @op(functions=(Concatenate,), reference=np.concatenate, spec=InputSpec("concatenate"),
     summary="tensors joined along an axis")
-def concatenate(tensors, axis=0):
+def concatenate(tensors, axis=0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ShapeError("concatenate: needs at least one tensor")
@@ -192,7 +192,7 @@ def concatenate(tensors, axis=0):
 
 @op(functions=(Concatenate, Reshape), reference=np.stack, spec=InputSpec("stack"),
     summary="tensors joined along a new axis")
-def stack(tensors, axis=0):
+def stack(tensors, axis=0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ShapeError("stack: needs at least one tensor")
@@ -204,7 +204,7 @@ def stack(tensors, axis=0):
 
 @op(functions=(GetItem,), reference=np.split, spec=InputSpec("split"),
     summary="pieces along an axis (equal sections or split points)")
-def split(x, indices_or_sections, axis=0):
+def split(x, indices_or_sections, axis=0) -> list[Tensor]:
     """NumPy's split: N equal sections, or the indices where each new piece starts."""
     axis = normalize_axes("split", axis, x.ndim)[0]
     length = x.shape[axis]

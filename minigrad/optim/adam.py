@@ -14,7 +14,7 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0) -> None:
         beta1, beta2 = betas
         if lr < 0 or eps < 0 or weight_decay < 0 or not (0 <= beta1 < 1 and 0 <= beta2 < 1):
             raise ConfigError(f"{type(self).__name__}: needs lr, eps, weight_decay >= 0 and "
@@ -36,7 +36,7 @@ class Adam(Optimizer):
         root_bias_correction2 = math.sqrt(1 - beta2 ** state["step"])
         decoupled = self.decoupled_weight_decay
 
-        def update(p, grad, exp_avg, exp_avg_sq):  # blocks of the four arrays
+        def update(p, grad, exp_avg, exp_avg_sq) -> None:  # blocks of the four arrays
             if weight_decay and decoupled:
                 p *= 1 - lr * weight_decay
             elif weight_decay:
@@ -66,5 +66,5 @@ class AdamW(Adam):
 
     decoupled_weight_decay = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2) -> None:
         super().__init__(params, lr, betas, eps, weight_decay)

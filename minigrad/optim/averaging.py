@@ -74,21 +74,21 @@ class ExponentialMovingAverage:
     """The moving averages of named parameters (`module.named_parameters()`), arrays on each
     parameter's device, starting at the parameters' values."""
 
-    def __init__(self, named_parameters, decay=0.999):
+    def __init__(self, named_parameters, decay=0.999) -> None:
         if not 0 < decay < 1:
             raise ConfigError(f"ExponentialMovingAverage: decay must be in (0, 1), got {decay}")
         self.decay = float(decay)
         self.parameters = dict(named_parameters)
         self.averages = {name: param.data.copy() for name, param in self.parameters.items()}
         self.updates = 0
-        self._flat = []  # _FlatAverage of each flat group of the optimizer (on a GPU)
+        self._flat: list[_FlatAverage] = []  # of the optimizer's flat groups (on a GPU)
 
     def current_decay(self):
         """The decay of the next update."""
         t = self.updates + 1
         return min(self.decay, (1 + t) / (10 + t))
 
-    def update(self):
+    def update(self) -> None:
         """Move every average towards its parameter's current value (after optimizer.step())."""
         weight = 1.0 - self.current_decay()
         self.updates += 1
@@ -96,7 +96,7 @@ class ExponentialMovingAverage:
         for average in flat:
             average.update(weight)
         covered = {id(param) for average in flat for param in average.params}
-        tasks = {}  # backend -> its parameters' updates, run together
+        tasks: dict = {}  # backend -> its parameters' updates, run together
         for name, param in self.parameters.items():
             if id(param) not in covered:
                 tasks.setdefault(param.backend, []).append(

@@ -1,6 +1,8 @@
 """Gradient clipping, between `backward()` and `optimizer.step()`, in place (the engine gives
 every parameter a gradient array of its own)."""
 
+from __future__ import annotations
+
 from ..tensor import Tensor
 
 
@@ -9,7 +11,7 @@ def _gradients(params):
     return [param for param in params if param.grad is not None]
 
 
-def clip_grad_norm_(params, max_norm):
+def clip_grad_norm_(params, max_norm) -> Tensor:
     """Scale all gradients by max_norm / (norm + 1e-6) when that is below 1, where norm is
     the L2 norm of all gradients together (as PyTorch). Returns the norm before clipping, a
     0-d tensor on the gradients' device (NaN or Inf if a gradient is not finite).
@@ -52,7 +54,7 @@ def clip_grad_norm_(params, max_norm):
     return Tensor._make(norm, backend)
 
 
-def clip_grad_value_(params, clip_value):
+def clip_grad_value_(params, clip_value) -> None:
     """Clip every gradient element to [-clip_value, clip_value]."""
     for param in _gradients(params):
         param.backend.xp.clip(param.grad.data, -clip_value, clip_value, out=param.grad.data)

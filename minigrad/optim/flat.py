@@ -17,7 +17,8 @@ import weakref
 
 from ..tensor import Tensor
 
-_groups = weakref.WeakSet()  # the FlatGroups alive (ExponentialMovingAverage follows them)
+# the FlatGroups alive (ExponentialMovingAverage follows them)
+_groups: "weakref.WeakSet[FlatGroup]" = weakref.WeakSet()
 
 
 def _views(flat, arrays):
@@ -32,7 +33,7 @@ def _views(flat, arrays):
 class FlatGroup:
     """One parameter group's parameters and state buffers as flat arrays (their views)."""
 
-    def __init__(self, params, states, buffer_names):
+    def __init__(self, params, states, buffer_names) -> None:
         xp = params[0].backend.xp
         self.params, self.states, self.buffer_names = params, states, buffer_names
         self.data = xp.concatenate([param.data.reshape(-1) for param in params])
@@ -57,7 +58,7 @@ class FlatGroup:
                 and all(s is mine for s, mine in zip(states, self.states))
                 and all(state[name] is view for state, name, view in self._state_arrays))
 
-    def update(self, optimizer, group, skip):
+    def update(self, optimizer, group, skip) -> None:
         """The optimizer's update of the whole group at once; where `skip` (a 0-d boolean
         array on the device) is True, every array it wrote gets its old values back."""
         backend = self.params[0].backend

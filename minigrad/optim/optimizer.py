@@ -17,11 +17,11 @@ class Optimizer:
     of its group's flat array at the first step, `flat.py`.)
     """
 
-    def __init__(self, params, defaults):
+    def __init__(self, params, defaults) -> None:
         self.defaults = dict(defaults)
-        self.param_groups = []
-        self.state = {}
-        self._flat = {}  # group index -> its FlatGroup (parameters on a GPU)
+        self.param_groups: list[dict] = []
+        self.state: dict = {}
+        self._flat: dict = {}  # group index -> its FlatGroup (parameters on a GPU)
         groups = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
             raise ConfigError(f"{type(self).__name__}: got an empty list of parameters; pass "
@@ -46,13 +46,13 @@ class Optimizer:
             taken.add(id(param))
         self.param_groups.append({**self.defaults, **group, "params": params})
 
-    def zero_grad(self):
+    def zero_grad(self) -> None:
         """Forget every gradient (set to None), before the next backward pass."""
         for group in self.param_groups:
             for param in group["params"]:
                 param.grad = None
 
-    def step(self, skip=None):
+    def step(self, skip=None) -> None:
         """One update of every parameter that has a gradient; the others are skipped.
 
         `skip`: None, or a 0-d boolean tensor (a non-finite loss or gradient, say): where it
@@ -61,7 +61,7 @@ class Optimizer:
         the step counts still advance (the host cannot know). A group whose parameters sit
         on one GPU with one dtype is updated at once (`flat.py`); other parameters one by
         one, reading `skip`."""
-        tasks = {}  # backend -> the updates of its parameters, run together
+        tasks: dict = {}  # backend -> the updates of its parameters, run together
         skipped = None
         for index, group in enumerate(self.param_groups):
             params = [param for param in group["params"] if param.grad is not None]
@@ -115,7 +115,9 @@ class Optimizer:
         """The hyperparameters of each group and the state of each parameter, by the
         parameter's position (counting through the groups in order). Arrays are shared with the
         optimizer, as PyTorch's; `mg.save` stores the whole dict."""
-        groups, states, position = [], [], 0
+        groups: list = []
+        states: list = []
+        position = 0
         for group in self.param_groups:
             params = group["params"]
             groups.append({**group, "params": list(range(position, position + len(params)))})

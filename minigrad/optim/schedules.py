@@ -12,7 +12,7 @@ class LRScheduler:
     `lr_at(initial_lr, step_count)`, where `step_count` is the number of `step()` calls made
     before this lr is used (0 for the optimizer's first update)."""
 
-    def __init__(self, optimizer):
+    def __init__(self, optimizer) -> None:
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             group.setdefault("initial_lr", group["lr"])
@@ -22,7 +22,7 @@ class LRScheduler:
     def lr_at(self, initial_lr, step_count):
         raise NotImplementedError
 
-    def step(self):
+    def step(self) -> None:
         """Move to the lr of the next optimizer update."""
         self.step_count += 1
         self._apply()
@@ -31,7 +31,7 @@ class LRScheduler:
         """The lr of each group, as this schedule last set it."""
         return list(self._last_lr)
 
-    def _apply(self):
+    def _apply(self) -> None:
         self._last_lr = []
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr_at(group["initial_lr"], self.step_count)
@@ -40,7 +40,7 @@ class LRScheduler:
     def state_dict(self):
         return {"step_count": self.step_count}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict) -> None:
         """Continue from a saved step count (load the optimizer's state first or after: the
         lr set here depends only on `initial_lr` and the step count)."""
         self.step_count = int(state_dict["step_count"])
@@ -50,7 +50,7 @@ class LRScheduler:
 class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(step_count), as PyTorch's LambdaLR (step_count from 0)."""
 
-    def __init__(self, optimizer, lr_lambda):
+    def __init__(self, optimizer, lr_lambda) -> None:
         self.lr_lambda = lr_lambda
         super().__init__(optimizer)
 
@@ -66,7 +66,7 @@ class NoamSchedule(LRScheduler):
 
     It peaks at s = warmup_steps. The paper's schedule is initial_lr = 1, factor = 1."""
 
-    def __init__(self, optimizer, d_model, warmup_steps, factor=1.0):
+    def __init__(self, optimizer, d_model, warmup_steps, factor=1.0) -> None:
         if d_model < 1 or warmup_steps < 1 or factor <= 0:
             raise ConfigError(f"NoamSchedule: needs d_model >= 1, warmup_steps >= 1 and factor "
                               f"> 0, got d_model={d_model}, warmup_steps={warmup_steps}, "
@@ -89,7 +89,7 @@ class WarmupCosine(LRScheduler):
                 with progress = (s - warmup_steps) / (total_steps - warmup_steps)
     """
 
-    def __init__(self, optimizer, warmup_steps, total_steps, min_lr=0.0):
+    def __init__(self, optimizer, warmup_steps, total_steps, min_lr=0.0) -> None:
         if not 0 <= warmup_steps <= total_steps or total_steps < 1 or min_lr < 0:
             raise ConfigError(f"WarmupCosine: needs 0 <= warmup_steps <= total_steps, "
                               f"total_steps >= 1 and min_lr >= 0, got warmup_steps="

@@ -13,7 +13,7 @@ class SGD(Optimizer):
         p = p - lr * d
     """
 
-    def __init__(self, params, lr, momentum=0.0, nesterov=False, weight_decay=0.0):
+    def __init__(self, params, lr, momentum=0.0, nesterov=False, weight_decay=0.0) -> None:
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ConfigError(f"SGD: lr, momentum and weight_decay must be >= 0, got lr={lr}, "
                               f"momentum={momentum}, weight_decay={weight_decay}")
@@ -31,7 +31,7 @@ class SGD(Optimizer):
         weight_decay, nesterov = float(group["weight_decay"]), group["nesterov"]
         first_step = state["step"] == 1
 
-        def update(p, grad, *momentum_buffer):  # blocks of the arrays
+        def update(p, grad, *momentum_buffer) -> None:  # blocks of the arrays
             direction = grad
             if weight_decay:
                 direction = grad + weight_decay * p

@@ -43,7 +43,7 @@ def check_op(target, spec=None, reference=None, *, devices=("cpu",), max_example
 
     @settings(max_examples=max_examples, deadline=None, database=None)
     @given(data=st.data())
-    def check(data):
+    def check(data) -> None:
         case = data.draw(cases(record))
         for device in devices:
             op_checks.check_case(record, case, device)

@@ -83,14 +83,15 @@ class CUDARuntimeError(RuntimeError):
 class Monitor:
     """Kernel launches and synchronizations since the last `reset()` (see the module doc)."""
 
-    def __init__(self):
-        self.launches, self.syncs = Counter(), Counter()
-        self.bit_generators = Counter()  # random bit generators created, by kind
+    def __init__(self) -> None:
+        self.launches: Counter[str] = Counter()
+        self.syncs: Counter[str] = Counter()
+        self.bit_generators: Counter[str] = Counter()  # random bit generators created, by kind
         self.largest_array = 0  # elements of the largest array made
         self._quiet = 0  # > 0 inside a fused function: its inner calls are not launches
         self._forbidden = 0
 
-    def reset(self):
+    def reset(self) -> None:
         self.launches.clear()
         self.syncs.clear()
         self.bit_generators.clear()
@@ -104,7 +105,7 @@ class Monitor:
     def sync_count(self):
         return sum(self.syncs.values())
 
-    def launch(self, what, count=1):
+    def launch(self, what, count=1) -> None:
         if not self._quiet:
             self.launches[what] += count
 
@@ -141,13 +142,13 @@ def _current():
 class Device:
     """cupy.cuda.Device: `with Device(n):` makes n current inside the block, `.use()` for good."""
 
-    def __init__(self, device=None):
+    def __init__(self, device=None) -> None:
         self.id = _current() if device is None else int(device)
         if not 0 <= self.id < _Devices.count:
             raise CUDARuntimeError("cudaErrorInvalidDevice: invalid device ordinal")
-        self._previous = []
+        self._previous: list = []
 
-    def use(self):
+    def use(self) -> None:
         _Devices.current = self.id
 
     def __enter__(self):
@@ -155,15 +156,14 @@ class Device:
         _Devices.current = self.id
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         _Devices.current = self._previous.pop()
-        return False
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         monitor.sync("Device.synchronize")
 
     @property
-    def compute_capability(self):
+    def compute_capability(self) -> str:
         return "90"
 
     def __eq__(self, other):
@@ -172,7 +172,7 @@ class Device:
     def __hash__(self):
         return hash(self.id)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<CUDA Device {self.id}>"
 
 
@@ -285,9 +285,13 @@ class _FusedScalar:
     by `_fused_loop`), not Python's."""
 
     __slots__ = ("value",)
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as the fusion's variables
 
-    def __init__(self, value):
+    def __init__(self, value) -> None:
         self.value = value
+
+    def __neg__(self):
+        return _call_fused_ufunc(np.negative, (self,), {})
 
 
 def _scalar_operator(ufunc, reflected=False):
@@ -299,16 +303,15 @@ def _scalar_operator(ufunc, reflected=False):
     return operator
 
 
-for _name, _function in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                         ("truediv", np.true_divide), ("floordiv", np.floor_divide),
-                         ("mod", np.remainder), ("pow", np.power)]:
-    setattr(_FusedScalar, f"__{_name}__", _scalar_operator(_function))
-    setattr(_FusedScalar, f"__r{_name}__", _scalar_operator(_function, reflected=True))
-for _name, _function in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
-                         ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
-    setattr(_FusedScalar, f"__{_name}__", _scalar_operator(_function))
-_FusedScalar.__neg__ = lambda self: _call_fused_ufunc(np.negative, (self,), {})
-_FusedScalar.__hash__ = None
+for _name, _scalar_ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                             ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                             ("mod", np.remainder), ("pow", np.power)]:
+    setattr(_FusedScalar, f"__{_name}__", _scalar_operator(_scalar_ufunc))
+    setattr(_FusedScalar, f"__r{_name}__", _scalar_operator(_scalar_ufunc, reflected=True))
+for _name, _scalar_ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                             ("le", np.less_equal), ("gt", np.greater),
+                             ("ge", np.greater_equal)]:
+    setattr(_FusedScalar, f"__{_name}__", _scalar_operator(_scalar_ufunc))
 
 
 def _matmul_launches(a, b):
@@ -383,7 +386,7 @@ class Flags:
 
     __slots__ = ("c_contiguous", "f_contiguous", "owndata")
 
-    def __init__(self, array):
+    def __init__(self, array) -> None:
         self.c_contiguous = array.flags.c_contiguous
         self.f_contiguous = array.flags.f_contiguous
         self.owndata = array.base is None
@@ -425,9 +428,9 @@ class ndarray:  # noqa: N801  (CuPy's name)
 
     __slots__ = ("_a", "_device")
     __array_priority__ = 100
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as cupy.ndarray
 
-    def __init__(self, shape, dtype=float):
+    def __init__(self, shape, dtype=float) -> None:
         self._a = np.empty(shape, dtype)
         self._device = _Devices.current
 
@@ -457,7 +460,7 @@ class ndarray:  # noqa: N801  (CuPy's name)
     def base(self):
         return None if self._a.base is None else ndarray._make(self._a.base, self._device)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._a)
 
     def __iter__(self):
@@ -546,7 +549,7 @@ class ndarray:  # noqa: N801  (CuPy's name)
             monitor.launch("gather")
         return ndarray._make(self._a[parts], self._device)
 
-    def __setitem__(self, index, value):
+    def __setitem__(self, index, value) -> None:
         parts, fancy, boolean = self._index(index, "setitem")
         _check_device(self, "setitem")
         value = _unwrap(value, "setitem")
@@ -584,28 +587,28 @@ for _name in _NDARRAY_METHODS:
     if callable(getattr(np.ndarray, _name)):
         setattr(ndarray, _name, _method(_name))
 
-for _name, _function in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                         ("truediv", np.true_divide), ("floordiv", np.floor_divide),
-                         ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
-                         ("and", np.bitwise_and), ("or", np.bitwise_or),
-                         ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-                         ("rshift", np.right_shift)]:
-    setattr(ndarray, f"__{_name}__", _binary(_function.__name__, _function))
-    setattr(ndarray, f"__r{_name}__", _binary(_function.__name__, _function, reflected=True))
-    setattr(ndarray, f"__i{_name}__", _binary(_function.__name__, _function, inplace=True))
-for _name, _function in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
-                         ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
-    setattr(ndarray, f"__{_name}__", _binary(_function.__name__, _function))
-for _name, _function in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
-                         ("invert", np.invert)]:
-    setattr(ndarray, f"__{_name}__", _unary(_function.__name__, _function))
+for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                      ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
+                      ("and", np.bitwise_and), ("or", np.bitwise_or),
+                      ("xor", np.bitwise_xor), ("lshift", np.left_shift),
+                      ("rshift", np.right_shift)]:
+    setattr(ndarray, f"__{_name}__", _binary(_ufunc.__name__, _ufunc))
+    setattr(ndarray, f"__r{_name}__", _binary(_ufunc.__name__, _ufunc, reflected=True))
+    setattr(ndarray, f"__i{_name}__", _binary(_ufunc.__name__, _ufunc, inplace=True))
+for _name, _ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                      ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
+    setattr(ndarray, f"__{_name}__", _binary(_ufunc.__name__, _ufunc))
+for _name, _one in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
+                    ("invert", np.invert)]:
+    setattr(ndarray, f"__{_name}__", _unary(_one.__name__, _one))
 
 
 # ----- the namespace -------------------------------------------------------------------------
 class ufunc_type:  # noqa: N801
     """A CuPy ufunc: called, or its reduce / accumulate / reduceat / outer / at."""
 
-    def __init__(self, numpy_ufunc):
+    def __init__(self, numpy_ufunc) -> None:
         self._u = numpy_ufunc
         self.__name__ = numpy_ufunc.__name__
         self.nin, self.nout = numpy_ufunc.nin, numpy_ufunc.nout
@@ -625,13 +628,13 @@ class ufunc_type:  # noqa: N801
     def outer(self, *args, **kwargs):
         return _call(f"{self.__name__}.outer", self._u.outer, args, kwargs)
 
-    def at(self, a, indices, b=None):
+    def at(self, a, indices, b=None) -> None:
         parts, _, _ = a._index(indices, f"{self.__name__}.at")
         args = (a._a, parts) if b is None else (a._a, parts, _unwrap(b, self.__name__))
         monitor.launch(f"{self.__name__}.at")
         self._u.at(*args)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<ufunc '{self.__name__}'>"
 
 
@@ -712,7 +715,7 @@ def fuse(*args, **kwargs):
 
 def _gpu_only(name):
     class Kernel:
-        def __init__(self, *args, **kwargs):
+        def __init__(self, *args, **kwargs) -> None:
             self.source = args
 
         def __call__(self, *args, **kwargs):
@@ -731,7 +734,7 @@ class _BitGenerator:
 
     kind = "BitGenerator"
 
-    def __init__(self, seed=None, *, size=-1):
+    def __init__(self, seed=None, *, size=-1) -> None:
         self.seed = seed
         self.size = 8 * 256 * _Devices.multiprocessors if size < 0 else size
         self.device = _Devices.current
@@ -746,7 +749,7 @@ def _bit_generator(kind):
 class _Generator:
     """cupy.random.Generator over a bit generator; it computes on the device it was made on."""
 
-    def __init__(self, bit_generator):
+    def __init__(self, bit_generator) -> None:
         self.bit_generator = bit_generator
         seed = bit_generator.seed
         self._rng = np.random.default_rng(
@@ -783,7 +786,7 @@ def default_rng(seed=None):
 
 # ----- cupy.cuda -------------------------------------------------------------------------------
 class _Stream:
-    def synchronize(self):
+    def synchronize(self) -> None:
         monitor.sync("Stream.synchronize")
 
 
@@ -801,11 +804,11 @@ class _Runtime:
         return _Devices.current
 
     @staticmethod
-    def setDevice(device):  # noqa: N802
+    def setDevice(device) -> None:  # noqa: N802
         Device(device).use()
 
     @staticmethod
-    def deviceSynchronize():  # noqa: N802
+    def deviceSynchronize() -> None:  # noqa: N802
         monitor.sync("deviceSynchronize")
 
 
@@ -898,7 +901,7 @@ def install(devices=2):
     return _namespace
 
 
-def uninstall():
+def uninstall() -> None:
     """Back to the real CuPy (imported at the next 'cuda' device asked for)."""
     from ..backend import use_cupy
 
@@ -919,7 +922,7 @@ def installed(devices=2):
         use_cupy(previous)
 
 
-def is_stand_in(xp):
+def is_stand_in(xp) -> bool:
     return xp is _namespace
 
 

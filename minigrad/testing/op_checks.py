@@ -23,7 +23,7 @@ from ..tensor import tensor
 from .strategies import Case
 
 
-def check_case(op, case, device="cpu"):
+def check_case(op, case, device="cpu") -> None:
     """Every check of this module on one drawn call."""
     check_values(op, case, device)
     check_dtypes(op, case, device)
@@ -32,7 +32,7 @@ def check_case(op, case, device="cpu"):
     check_fully_masked(op, case, device)
 
 
-def check_values(op, case, device="cpu"):
+def check_values(op, case, device="cpu") -> None:
     """float64 values as NumPy's (random ops: the same twice with the seed reset); outputs
     differentiable exactly when the op is; no input modified by forward or backward."""
     originals = [array.copy() for array in case.arrays()]
@@ -66,7 +66,7 @@ def check_values(op, case, device="cpu"):
                                       err_msg=f"{op.name} mutated")
 
 
-def check_dtypes(op, case, device="cpu"):
+def check_dtypes(op, case, device="cpu") -> None:
     """float32 in, float32 out (values and gradients); integer inputs: refused by float-only
     ops, computed with NumPy's result dtype by the others."""
     args, kwargs, made = _tensors(case, device, np.float32, requires_grad=op.differentiable)
@@ -103,7 +103,7 @@ def _check_integer_inputs(op, case, device):
             np.testing.assert_array_equal(out.numpy(), reference, err_msg=op.name)
 
 
-def check_gradients(op, case, device="cpu"):
+def check_gradients(op, case, device="cpu") -> None:
     """Gradients, and gradients of gradients, against central differences in float64."""
     inputs = [tensor(a, device=device, requires_grad=True)
               for a in case.arrays() if _is_float(a)]
@@ -119,7 +119,7 @@ def check_gradients(op, case, device="cpu"):
         assert gradgradcheck(fn, inputs, eps=op.eps)
 
 
-def check_fully_masked(op, case, device="cpu"):
+def check_fully_masked(op, case, device="cpu") -> None:
     """For an op whose spec takes a `mask`: with every entry masked, the outputs and (for a
     differentiable op) the gradients are finite: no NaN from an empty row."""
     if not op.spec.mask or case.kwargs.get("mask") is None:

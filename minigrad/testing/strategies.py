@@ -43,8 +43,13 @@ class Case:
 
     def arrays(self):
         """Every array (or Slot) of the call, in the order `map_arrays` visits them."""
-        found = []
-        self.map_arrays(lambda a: found.append(a) or a)
+        found: list = []
+
+        def visit(array):
+            found.append(array)
+            return array
+
+        self.map_arrays(visit)
         return found
 
     def map_arrays(self, fn):

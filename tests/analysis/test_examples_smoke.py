@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from transformer.analysis import experiments
-from transformer.analysis.experiments import Scale, Study, TaskData
+import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
+from transformer.analysis.study import EXPERIMENTS, Scale, Study, TaskData, summary_figure
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import encode_pairs
 from transformer.pipeline import train_translation
@@ -28,7 +28,7 @@ PAIRS = [(SENTENCE, "el animal no cruzó la calle porque estaba demasiado cansad
     ("it was tired because it was late", "estaba cansado porque era tarde"),
     ("the animal crossed the street", "el animal cruzó la calle"),
 ] * 2
-VERDICT = re.compile(r" -> (held|NOT held|reported)$")
+VERDICT = re.compile(r" -> (held|NOT held|not testable|reported)$")
 
 
 @pytest.fixture(scope="module")
@@ -79,19 +79,12 @@ def test_every_experiment_at_a_toy_scale(tmp_path):
     vocab = Vocab.build([tokenize(s) for s in sentences])
     data = TaskData(vocab, encode_pairs(examples, vocab), examples, examples)
     scale = Scale(seeds=2, d_model=8, n_heads=2, d_ff=16, probe_batches=2, probe_batch_size=4,
-                  depth=2, deep=3, depths=(1, 2), rezero_steps=2, translation_steps=3,
-                  translation_warmup=1, copy_seeds=1, copy_depth=1, copy_steps=3,
-                  copy_batch_size=4, copy_warmup=1)
-    study = Study(scale, data)
-    outcomes = [experiments.e1_expected_gradient_by_layer(study),
-                experiments.e2_last_layer_gradient_by_depth(study),
-                experiments.e3_layernorm_input_and_stream(study),
-                experiments.e4_without_skips(study),
-                experiments.e5_warmup_translation(data, scale),
-                experiments.e6_warmup_copy(data, scale),
-                experiments.e7_skip_versus_branch(study),
-                experiments.e8_rezero_identity(study, data),
-                experiments.e9_output_change_by_depth(study)]
+                  depth=2, deep=3, depths=(1, 2), quick=True,
+                  extra=dict(translation_steps=3, translation_warmups=(0, 1), copy_steps=3,
+                             copy_depth=1, copy_warmups=(0, 1), rezero_steps=2,
+                             perturbation_seeds=2, perturbation_draws=2))
+    study = Study(scale, data, tasks={"copy": data})
+    outcomes = [EXPERIMENTS[f"E{number}"].run(study) for number in range(1, 10)]
     for number, outcome in enumerate(outcomes, start=1):
         assert outcome.summary().startswith(f"E{number}: ")
         assert VERDICT.search(outcome.summary())
@@ -102,9 +95,9 @@ def test_every_experiment_at_a_toy_scale(tmp_path):
             assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
             if len(ax.get_legend_handles_labels()[1]) > 1:
                 assert ax.get_legend() is not None
-        csv_path, png_path = outcome.save(tmp_path)
-        assert csv_path.name.startswith(f"E{number}_") and png_path.stat().st_size > 0
-    summary = experiments.summary_figure(outcomes, quick=True)
+        outcome.save(tmp_path)
+        assert len(list(tmp_path.glob(f"E{number}_*.png"))) == 1
+    summary = summary_figure(outcomes, quick=True)
     judged = sum(check.judged for outcome in outcomes for check in outcome.checks)
     assert len(summary.axes) == judged
     assert summary.get_suptitle().startswith("smoke run, not the study")
@@ -126,3 +119,4 @@ def test_gradient_flow_quick(tmp_path):
         assert len(list(tmp_path.glob(f"E{number}_*.png"))) == 1
         assert len(list(tmp_path.glob(f"E{number}_*.csv"))) == 1
     assert (tmp_path / "summary.png").stat().st_size > 0
+    assert (tmp_path / "verdicts.json").stat().st_size > 0

@@ -1,190 +1,182 @@
-"""The experiments' judging logic: each experiment fed synthetic rows (or synthetic training
-results) built to satisfy, or to break, the paper's claim, and its checks' verdicts read back;
-and E8 on a real ReZero model at init, where the claim holds exactly."""
+"""The gradient-flow study's framework: every expectation's rule flips on crafted data, the
+attention-only stack's rate, train() firing the Trainer's callbacks, each residual scheme's
+identity or scaling at init, and the default model unchanged by the registries."""
 
 import math
 
 import numpy as np
 import pytest
 
-from transformer.analysis import experiments
-from transformer.analysis.experiments import Check, Scale, Study, TaskData, ffn_gain, ffn_w2
+import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
+from transformer.analysis import GradientFlowRecorder
+from transformer.analysis.expectations import EXPECTATIONS, expectation
+from transformer.analysis.experiments.e4_rank_collapse import (
+    FLOOR,
+    attention_stack,
+    growth_ratios,
+    identity_path_share,
+    linear_excess,
+    too_few_ratios,
+)
+from transformer.analysis.streams import layer_streams
+from transformer.analysis.study import (
+    EXPERIMENTS,
+    Check,
+    Outcome,
+    TaskData,
+    build_model,
+    make_trainer,
+    train,
+    warmup_schedule,
+)
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import encode_pairs
+from transformer.residual import deepnorm_constants, stack_blocks
 
-SENTENCES = ["a b c", "b c d", "c d a", "d a b", "a c d", "b d a", "c a b d", "d b c a"]
-SCALE = Scale(seeds=2, d_model=8, n_heads=2, d_ff=16, probe_batches=2, probe_batch_size=4,
-              depth=3, deep=4, depths=(2, 4, 8), rezero_steps=2, translation_steps=2,
-              translation_warmup=1, copy_seeds=2, copy_depth=1, copy_steps=2,
-              copy_batch_size=4, copy_warmup=1)
+SIZES = dict(d_model=8, n_heads=2, d_ff=16)
 
 
 @pytest.fixture(scope="module")
 def data():
-    examples = [Example(s, s, "copy") for s in SENTENCES]
-    vocab = Vocab.build([tokenize(s) for s in SENTENCES])
+    sentences = ["a b c", "b c d", "c d a", "d a b", "a c d", "b d a", "c a", "d b"]
+    examples = [Example(s, s, "copy") for s in sentences]
+    vocab = Vocab.build([tokenize(s) for s in sentences])
     return TaskData(vocab, encode_pairs(examples, vocab), examples, examples)
 
 
-def row(variant, value, quantity, stack=None, layer=None, sublayer=None, param=None, step=1):
-    return {"step": step, "config": variant, "stack": stack, "layer": layer,
-            "sublayer": sublayer, "param": param, "quantity": quantity, "value": value}
+@pytest.mark.parametrize("key", sorted(EXPECTATIONS))
+def test_each_rule_flips_on_crafted_data(key):
+    found = expectation(key)
+    assert found.quote and found.source and found.read in ("text", "abstract")
+    inside = found.low if found.low is not None else found.high
+    assert Check(key, [inside, inside], expect=key).verdict == "held"
+    if found.low is not None:
+        assert Check(key, [found.low - abs(found.low) * 0.1 - 1e-9], expect=key).verdict == \
+            "NOT held"
+    if found.high is not None:
+        assert Check(key, [found.high + abs(found.high) * 0.1 + 1e-9], expect=key).verdict == \
+            "NOT held"
 
 
-class SyntheticStudy(Study):
-    """A Study whose rows come from `make(variant, depth, seed)` instead of a model."""
-
-    def __init__(self, data, make, scale=SCALE):
-        super().__init__(scale, data)
-        self.make = make
-
-    def rows(self, variant, depth, seed):
-        return self.make(variant, depth, seed)
-
-
-def verdicts(outcome):
-    return {check.label: check.verdict for check in outcome.checks}
+def test_verdicts_not_testable_and_reported():
+    untestable = Check("x", [1.0], expect="E4.pure_rate", untestable="floor at layer 2")
+    assert untestable.verdict == "not testable" and "not testable" in str(untestable)
+    assert Check("y", [1.0]).verdict == "reported"
+    outcome = Outcome("X", "x", "c", "h", [untestable, Check("y", [1.0])], [])
+    assert outcome.verdict == "not testable"
+    outcome.checks.append(Check("z", [0.0], low=1.0))
+    assert outcome.verdict == "NOT held" and outcome.record()["verdict"] == "NOT held"
+    with pytest.raises(KeyError, match="expectations.py"):
+        Check("w", [1.0], expect="E0.none")
 
 
-def w2_rows(growth):
-    """W2's expected gradient growing by `growth[(variant, stack)]` per layer."""
-    def make(variant, depth, seed):
-        return [row(variant, (1 + 0.01 * seed) * growth[variant, stack] ** (layer - 1),
-                    "grad_mean_norm", stack, layer, "ffn", ffn_w2(stack, layer), step=0)
-                for stack in ("encoder", "decoder") for layer in range(1, depth + 1)]
-    return make
+def test_the_rate_rules_on_crafted_shares():
+    doubly = [1.0] + [math.exp(-(3.0 ** layer)) for layer in range(1, 4)]
+    linear = [1.0] + [math.exp(-0.5 * layer) for layer in range(1, 8)]
+    assert np.mean(growth_ratios(doubly)) == pytest.approx(3.0)
+    assert linear_excess(linear) == pytest.approx(1.0)
+    assert linear_excess(doubly) > 1.25
 
 
-@pytest.mark.parametrize("post_decoder_growth, held", [(2.0, "held"), (1.0, "NOT held")])
-def test_e1_judges_the_post_ln_decoder_growing_towards_the_output(data, post_decoder_growth,
-                                                                   held):
-    growth = {("post-LN", "decoder"): post_decoder_growth, ("post-LN", "encoder"): 1.1,
-              ("pre-LN", "decoder"): 0.9, ("pre-LN", "encoder"): 0.8}
-    outcome = experiments.e1_expected_gradient_by_layer(SyntheticStudy(data, w2_rows(growth)))
-    assert verdicts(outcome) == {"post-LN dec": held, "pre-LN dec": "held",
-                                 "post-LN enc": "held", "pre-LN enc": "reported"}
-    assert outcome.checks[0].mean == pytest.approx(post_decoder_growth ** 2)  # layer 3 / 1
+def test_a_rate_on_fewer_than_three_ratios_above_the_floor_is_not_testable():
+    four = [1.0] + [math.exp(-(2.0 ** layer)) for layer in range(1, 5)] + [FLOOR / 10]
+    two = four[:3] + [FLOOR / 10] * 3
+    assert too_few_ratios([four, four]) is None
+    reason = too_few_ratios([four, two])
+    assert reason == f"1 layer-to-layer ratio(s) above the float64 floor {FLOOR:g}, 3 needed"
+    assert Check("rate", [3.0], expect="E4.pure_rate", untestable=reason).verdict == \
+        "not testable"
 
 
-@pytest.mark.parametrize("pre_ln_slope, held", [(-0.5, "held"), (0.0, "NOT held")])
-def test_e2_judges_the_log_log_slope_against_depth(data, pre_ln_slope, held):
-    def make(variant, depth, seed):
-        power = 0.0 if variant == "post-LN" else pre_ln_slope
-        return [row(variant, 3.0 * depth ** power, "grad_mean_norm", stack, depth, "ffn",
-                    ffn_w2(stack, depth), step=0) for stack in ("encoder", "decoder")]
-
-    outcome = experiments.e2_last_layer_gradient_by_depth(SyntheticStudy(data, make))
-    assert verdicts(outcome) == {"post-LN enc": "held", "pre-LN enc": held,
-                                 "post-LN dec": "held", "pre-LN dec": held}
-    assert outcome.checks[1].mean == pytest.approx(pre_ln_slope)
-
-
-@pytest.mark.parametrize("post_ln_input, growth, held", [
-    (1.0, 1.0, "held"), (1.5, 1.0, "NOT held"), (1.0, 0.2, "NOT held")])
-def test_e3_judges_the_layernorm_input_against_one_plus_c(data, post_ln_input, growth, held):
-    """post_ln_input, growth: the post-LN LN input and pre-LN growth per layer in units of
-    the theory's 1 + c and c."""
-    c = ffn_gain(SCALE.d_model, SCALE.d_ff)
-
-    def make(variant, depth, seed):
-        rows = []
-        for stack in ("encoder", "decoder"):
-            rows.append(row(variant, 0.6, "ln_input_sq_norm_per_dim", stack, 1, "self_attn"))
-            for layer in range(1, depth + 1):
-                rows.append(row(variant, post_ln_input * (1 + c), "ln_input_sq_norm_per_dim",
-                                stack, layer, "ffn"))
-                rows.append(row(variant, 0.6 + growth * 1.5 * c * layer,
-                                "stream_sq_norm_per_dim", stack, layer))
-        return rows
-
-    outcome = experiments.e3_layernorm_input_and_stream(SyntheticStudy(data, make))
-    judged = [check.held for check in outcome.checks[:3]]
-    assert all(judged) == (held == "held")
-    assert outcome.checks[1].mean == pytest.approx(growth * 1.5 * c)
+def test_the_identity_path_prediction_from_layernorm_input_and_branch_sizes():
+    def rows(ln_input, branch):
+        return [{"quantity": quantity, "stack": "encoder", "layer": layer, "sublayer": sublayer,
+                 "step": 1, "value": value}
+                for layer in (1, 2) for sublayer in ("self_attn", "ffn")
+                for quantity, value in (("ln_input_sq_norm_per_dim", ln_input),
+                                        ("branch_sq_norm_per_dim", branch))]
+    # post-LN: the sum (LN input 4) holds x (3) and the branch (1): x keeps 3/4 per block
+    assert identity_path_share(rows(4.0, 1.0), "post-LN", 2) == pytest.approx(0.75 ** 4)
+    # pre-LN: the stream x (LN input 3) plus the branch (1): 3/4 per block
+    assert identity_path_share(rows(3.0, 1.0), "pre-LN", 2) == pytest.approx(0.75 ** 4)
+    kept = 0.75 ** 4
+    assert Check("post", [kept / identity_path_share(rows(4.0, 1.0), "post-LN", 2)],
+                 expect="E4.post_ln_path").verdict == "held"
+    assert Check("post", [0.5 * kept / identity_path_share(rows(4.0, 1.0), "post-LN", 2)],
+                 expect="E4.post_ln_path").verdict == "NOT held"
 
 
-def test_e4_judges_gradients_without_skips(data):
-    def make(variant, depth, seed):  # grad_in at layer l: decay ** (depth - l)
-        decay = 0.5 if variant == "plain" else 1.05
-        return [row(variant, decay ** (depth - layer), "grad_in", "encoder", layer,
-                    "self_attn") for layer in range(1, depth + 1)]
-
-    outcome = experiments.e4_without_skips(SyntheticStudy(data, make))
-    gradient = {c.label.split(":")[0]: c.verdict for c in outcome.checks if "grad" in c.label}
-    assert gradient == {"post-LN": "held", "pre-LN": "held", "post-LN, no skip": "held",
-                        "pre-LN, no skip": "held", "plain": "NOT held"}  # 0.5³ > 0.01
-    plain = next(c for c in outcome.checks if c.label.startswith("plain: grad"))
-    assert plain.mean == pytest.approx(0.5 ** 3)
+def test_the_attention_only_stack_collapses_doubly_exponentially_without_a_skip():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 6, 16))
+    lengths = [6, 6, 5, 4]
+    pure = attention_stack(x, 4, 2, 0, "pure", lengths)
+    skip = attention_stack(x, 8, 2, 0, "skip", lengths)
+    assert pure[-1] < 1e-6 < skip[-1]
+    assert np.mean(growth_ratios(pure)) >= expectation("E4.pure_rate").low
+    assert linear_excess(skip) <= expectation("E4.skip_rate").high
 
 
-def test_e7_judges_the_branch_share_against_one_over_the_stream(data):
-    def make(variant, depth, seed):
-        rows = []
-        for stack, sublayer in experiments.BLOCK_TYPES:
-            for layer in range(1, depth + 1):
-                size = 1.0 + layer  # ‖x_l‖²/d
-                share = 0.8 / math.sqrt(size) if variant == "pre-LN" else 0.6
-                rows += [row(variant, 2.0, "grad_skip", stack, layer, sublayer),
-                         row(variant, 2.0 * share, "grad_branch", stack, layer, sublayer),
-                         row(variant, size, "ln_input_sq_norm_per_dim", stack, layer, sublayer)]
-        return rows
-
-    outcome = experiments.e7_skip_versus_branch(SyntheticStudy(data, make))
-    assert [c.verdict for c in outcome.checks] == ["held", "held", "reported"]
-    assert outcome.checks[0].mean == pytest.approx(math.sqrt(2 / 4))
-    assert outcome.checks[1].mean == pytest.approx(1.0)
-    assert outcome.checks[2].mean == pytest.approx(0.6)
+def test_train_advances_the_step_and_fires_a_recorder(data):
+    model = build_model(data, 0, 1, **SIZES)
+    recorder = GradientFlowRecorder(model, "post-LN", every=2)
+    trainer = make_trainer(model, data, 4, 0, warmup_schedule(1e-3, 2, 2), [recorder])
+    with recorder:
+        losses = train(trainer, 4)
+    assert trainer.step == 4 and len(losses) == 4 and all(math.isfinite(v) for v in losses)
+    assert {row["step"] for row in recorder.rows} == {2, 4}
 
 
-@pytest.mark.parametrize("post_ln_gap, held", [(1.0, "held"), (0.1, "NOT held")])
-def test_e5_judges_the_post_ln_minus_pre_ln_gap(data, monkeypatch, post_ln_gap, held):
-    def fake_runs(data, configs, seeds, steps, batch_size, depth, sizes, finish):
-        final = {"pre-LN, no warmup": [3.0, 3.1], "pre-LN, warmup 1": [3.0, 3.0],
-                 "post-LN, warmup 1": [3.5, 3.5],
-                 "post-LN, no warmup": [3.0 + post_ln_gap, 3.1 + post_ln_gap]}
-        assert set(configs) == set(final)
-        return [], {label: ([1], np.ones((seeds, 1))) for label in configs}, final
-
-    monkeypatch.setattr(experiments, "training_runs", fake_runs)
-    found = verdicts(experiments.e5_warmup_translation(data, SCALE))
-    assert found["post-LN minus pre-LN, no warmup"] == held
-    assert found["pre-LN no warmup minus warmup"] == "held"
-
-
-def test_e6_judges_solve_rates(data, monkeypatch):
-    def fake_runs(data, configs, seeds, steps, batch_size, depth, sizes, finish):
-        final = {"post-LN, warmup 1": [1.0, 0.97], "post-LN, no warmup": [0.1, 0.6],
-                 "pre-LN, no warmup": [0.99, 0.8]}
-        return [], {label: ([1], np.ones((seeds, 1))) for label in configs}, final
-
-    monkeypatch.setattr(experiments, "training_runs", fake_runs)
-    outcome = experiments.e6_warmup_copy(data, SCALE)
-    assert [c.verdict for c in outcome.checks] == ["held", "held", "NOT held"]
-    assert outcome.checks[2].label == "pre-LN, no warmup (solved 1/2)"
+def test_rezero_and_t_fixup_at_init(data):
+    batch = data.batch(4)
+    rezero = build_model(data, 0, 2, **SIZES, scheme_name="rezero")
+    streams = layer_streams(rezero, batch)
+    for xs in streams.values():
+        assert all(np.array_equal(x, xs[0]) for x in xs[1:])
+    wide = dict(d_model=64, n_heads=2, d_ff=16)
+    plain = build_model(data, 0, 2, **wide, scheme_name="post-LN")
+    fixup = build_model(data, 0, 2, **wide, scheme_name="t-fixup")
+    assert not any(hasattr(b, "norm") for b in stack_blocks(fixup.encoder))
+    table = fixup.encoder.embedding.weight.numpy()
+    assert np.std(table) == pytest.approx(64 ** -0.5 * (9 * 2) ** -0.25, rel=0.15)
+    name = "decoder.layers.0.ffn.sublayer.linear2.weight"
+    ratio = dict(fixup.named_parameters())[name].numpy() / \
+        dict(plain.named_parameters())[name].numpy()
+    assert np.allclose(ratio, (9 * 2) ** -0.25, rtol=1e-5)
 
 
-def test_e8_on_a_real_rezero_model_at_init(data):
-    outcome = experiments.e8_rezero_identity(Study(SCALE, data), data)
-    assert [c.verdict for c in outcome.checks] == ["held"] * 4 + ["reported"]
-    assert outcome.checks[0].mean == 0.0 and outcome.checks[1].mean == 0.0
+def test_deepnorm_and_admin_scale_the_skip(data):
+    plain = build_model(data, 0, 2, **SIZES, scheme_name="post-LN")
+    deep = build_model(data, 0, 2, **SIZES, scheme_name="deepnorm")
+    constants = deepnorm_constants(2, 2)
+    for stack in ("encoder", "decoder"):
+        alpha, beta = constants[stack]
+        assert all(b.skip_scale == alpha for b in stack_blocks(getattr(deep, stack)))
+        name = f"{stack}.layers.1.self_attn.sublayer.v_proj.weight"
+        assert np.allclose(dict(deep.named_parameters())[name].numpy(),
+                           beta * dict(plain.named_parameters())[name].numpy(), rtol=1e-5)
+        query = f"{stack}.layers.1.self_attn.sublayer.q_proj.weight"
+        assert np.array_equal(dict(deep.named_parameters())[query].numpy(),
+                              dict(plain.named_parameters())[query].numpy())
+    admin = build_model(data, 0, 2, **SIZES, scheme_name="admin")
+    scales = [b.skip_scale for b in stack_blocks(admin.encoder)]
+    assert scales[0] == 1.0 and all(b > a for a, b in zip(scales, scales[1:]))
 
 
-@pytest.mark.parametrize("pre_ln_shape, held", [("harmonic", "held"), ("square", "NOT held")])
-def test_e9_judges_the_output_change_against_depth(data, monkeypatch, pre_ln_shape, held):
-    def fake_change(model, batch, seed):
-        depth = len(model.encoder.layers)
-        if model.config.norm_first:
-            return 1e-4 * (sum(1 / i for i in range(1, 5 * depth + 1)) if
-                           pre_ln_shape == "harmonic" else depth ** 2)
-        return 1e-4 * depth
-
-    monkeypatch.setattr(experiments, "output_change", fake_change)
-    outcome = experiments.e9_output_change_by_depth(Study(SCALE, data))
-    assert [c.verdict for c in outcome.checks] == ["held", held]
-    assert outcome.checks[0].mean == pytest.approx(1.0)
+def test_the_scaled_embedding_init_gives_unit_power_per_dimension(data):
+    model = build_model(data, 0, 1, d_model=64, n_heads=2, d_ff=16, init="scaled-embedding")
+    rows = model.encoder.embedding.weight.numpy() * model.encoder.scale
+    assert np.mean(rows ** 2) == pytest.approx(1.0, rel=0.1)
 
 
-def test_a_check_is_judged_on_the_mean_over_seeds():
-    assert Check("x", [1.0, 3.0], 2.0).held and not Check("x", [1.0, 2.9], 2.0).held
-    assert str(Check("x", [1.0, 3.0], None, 1.0)) == "x 2±1 (<= 1: NOT held)"
-    assert Check("x", [5.0]).verdict == "reported"
+def test_every_experiment_is_registered_with_its_claim():
+    assert [f"E{n}" for n in range(1, 10)] == [n for n in EXPERIMENTS if n.startswith("E")]
+    assert all(found.claim for found in EXPERIMENTS.values())
+
+
+def test_toy_sizes_draw_a_smaller_toy_en_es_and_refuse_another_task():
+    small = TaskData.load("toy-en-es", toy_sizes=dict(n_train=50, n_valid=20, n_test=10,
+                                                      n_compositional=0, n_cross=0))
+    assert (len(small.train), len(small.valid), len(small.test)) == (50, 20, 10)
+    with pytest.raises(ValueError, match="toy_sizes .* are for the toy-en-es task, not 'copy'"):
+        TaskData.load("copy", toy_sizes=dict(n_train=50))

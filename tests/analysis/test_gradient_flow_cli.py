@@ -36,12 +36,14 @@ def assert_usage_error(result, *fragments):
     (["--only", ","], ["--only", "names no experiment"]),
     (["--seeds", "0"], ["--seeds", "'0'", "positive integer"]),
     (["--seeds", "two"], ["--seeds", "'two'"]),
-    (["--grid", "--lrs", "1e-3,-1"], ["--lrs", "'-1'", "positive number"]),
-    (["--grid", "--warmups", "100,x"], ["--warmups", "'x'", "integer >= 0"]),
-    (["--grid", "--depths", "0"], ["--depths", "'0'"]),
-    (["--grid", "--norms", "post-LN,mid-LN"], ["--norms", "'mid-LN'", "pre-LN"]),
-    (["--grid", "--steps", "0"], ["--steps", "'0'"]),
-    (["--grid", "--quick"], ["--grid runs the grid only"]),
+    (["--grid", "custom", "--lrs", "1e-3,-1"], ["--lrs", "'-1'", "positive number"]),
+    (["--grid", "custom", "--warmups", "100,x"], ["--warmups", "'x'", "integer >= 0"]),
+    (["--grid", "custom", "--depths", "0"], ["--depths", "'0'"]),
+    (["--grid", "custom", "--norms", "post-LN,mid-LN"], ["--norms", "'mid-LN'", "pre-LN"]),
+    (["--grid", "custom", "--steps", "0"], ["--steps", "'0'"]),
+    (["--grid", "custom", "--quick"], ["--grid runs the grid only"]),
+    (["--grid", "nope"], ["--grid", "'nope'", "xiong"]),
+    (["--load", "missing.py"], ["--load missing.py", "no such Python file"]),
     (["--frobnicate"], ["unrecognized arguments: --frobnicate"]),
 ])
 def test_a_wrong_flag_is_one_error_line(tmp_path, args, fragments):
@@ -69,11 +71,13 @@ def test_out_that_is_a_file_is_one_error_line(tmp_path):
 
 @pytest.mark.slow
 def test_the_grid_runner_forecasts_then_writes_one_csv_and_one_figure(tmp_path):
-    result = run_script("--grid", "--lrs", "1e-3,1e-2", "--warmups", "0,5", "--depths", "1",
+    result = run_script("--grid", "custom", "--lrs", "1e-3,1e-2", "--warmups", "0,5",
+                        "--depths", "1",
                         "--steps", "6", "--out", tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("grid: 8 runs of 6 steps; about ") and " min " in lines[0]
+    assert lines[0].startswith("grid custom on toy-en-es: 8 runs of 6 steps; about ")
+    assert " min " in lines[0]
     with open(tmp_path / "grid.csv", newline="") as file:
         rows = list(csv.DictReader(file))
     assert len(rows) == 8
@@ -81,5 +85,5 @@ def test_the_grid_runner_forecasts_then_writes_one_csv_and_one_figure(tmp_path):
         (norm, lr, warmup) for norm in ("post-LN", "pre-LN") for lr in ("0.001", "0.01")
         for warmup in ("0", "5")}
     assert (tmp_path / "grid.png").stat().st_size > 0
-    again = run_script("--grid", "--depths", "1", "--steps", "6", "--out", tmp_path)
+    again = run_script("--grid", "custom", "--depths", "1", "--steps", "6", "--out", tmp_path)
     assert_usage_error(again, "already holds results", "grid.csv")

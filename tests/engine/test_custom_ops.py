@@ -173,3 +173,63 @@ def test_the_generated_function_has_forwards_parameters():
     assert str(inspect.signature(call)) == "(x, *rest, scale, shift=0.0)"
     x = mg.tensor([1.0, 2.0])
     assert call(x, x, scale=2.0, shift=1.0).tolist() == [3.0, 5.0]
+
+
+def test_a_user_op_taking_a_tensor_method_name_is_refused_unless_it_overrides():
+    spec = mg.InputSpec("unary")
+    with pytest.raises(OpDefinitionError, match=r"op 'total': Tensor already has 'sum'.*"
+                                                r"overrides=True"):
+        @mg.op(name="total", method="sum", reference=np.sum, spec=spec)
+        class Total(mg.Function):
+            def forward(self, x):
+                return x.sum() * 0
+
+            def backward(self, grad):
+                return grad
+
+    with pytest.raises(OpDefinitionError, match=r"Tensor already has '__add__'"):
+        @mg.op(reference=np.negative, spec=spec, operators=("__add__",))
+        class Plus(mg.Function):
+            def forward(self, x):
+                return x
+
+            def backward(self, grad):
+                return grad
+
+    assert mg.tensor([1.0, 2.0]).sum().item() == 3.0  # the engine's own sum is untouched
+
+
+def test_a_user_op_may_override_a_method_when_it_says_so(monkeypatch):
+    monkeypatch.setattr(mg.Tensor, "cube", None, raising=False)
+    monkeypatch.delattr(mg.Tensor, "cube")  # restored (absent) after the test
+
+    @mg.op(method="cube", reference=lambda x: x ** 3, spec=mg.InputSpec("unary"))
+    class Cube(mg.Function):
+        def forward(self, x):
+            return x ** 3
+
+        def backward(self, grad):
+            return grad * 3 * self.inputs[0] ** 2
+
+    assert mg.tensor([2.0]).cube().item() == 8.0
+    with pytest.raises(OpDefinitionError, match="'cube'"):
+        @mg.op(name="cube2", method="cube", reference=lambda x: x ** 3,
+               spec=mg.InputSpec("unary"))
+        class Cube2(Cube):
+            pass
+
+    @mg.op(name="cube3", method="cube", reference=lambda x: x ** 3, spec=mg.InputSpec("unary"),
+           overrides=True)
+    class Cube3(Cube):
+        def forward(self, x):
+            return x ** 3 + 1
+
+    assert mg.tensor([2.0]).cube().item() == 9.0
+
+
+def test_a_function_defining_init_is_refused_where_it_is_defined():
+    with pytest.raises(OpDefinitionError, match=r"Scaled: a Function defines no __init__.*"
+                                                r"keyword arguments of forward"):
+        class Scaled(mg.Function):
+            def __init__(self, factor):
+                self.factor = factor

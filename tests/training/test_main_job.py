@@ -126,9 +126,10 @@ def test_the_examples_help_states_the_objects_defaults(started, capsys, monkeypa
     training = MAIN_JOB.training
     for default in (training.steps, training.batch_size, training.warmup_steps,
                     training.lr_factor, training.target_dropout, training.ema_decay,
-                    training.eval_every, *MAIN_JOB.model.values()):
+                    training.eval_every, training.samples, MAIN_JOB.record_flow_every,
+                    *MAIN_JOB.model.values()):
         assert f"default {default}" in text
     peak = f"{MAIN_JOB.peak_lr():.1e}".replace("e-0", "e-")  # 3.1e-3: 0.5 / sqrt(64 x 400)
     assert f"the rate peaks at {peak})" in text
-    assert "only --steps, --time-limit, --eval-every, --sync-every, --accumulate and " \
-           "--no-progress may change" in text
+    assert "only --steps, --time-limit, --eval-every, --sync-every, --accumulate, " \
+           "--no-progress, --samples and --record-flow may change" in text

@@ -55,8 +55,8 @@ def test_a_second_run_into_the_same_folder_is_refused_and_the_first_is_kept(tmp_
 
     assert second.returncode == 2
     assert second.stderr.strip().splitlines() == [
-        f"error: {out} already holds a training run (best.npz, config.json, last.npz, "
-        "metrics.json, metrics.jsonl and 1 more); nothing was changed: continue it with "
+        f"error: {out} already holds a training run (best.npz, config.json, curves.png, "
+        "last.npz, metrics.json and 3 more); nothing was changed: continue it with "
         "--resume, replace it with --overwrite, or choose another --out"]
     assert digest(out) == before  # bit-identical
     assert run_example("translate.py", "--checkpoint", out, "1 2 3").stdout == translation

@@ -245,6 +245,14 @@ def test_a_custom_loss_is_the_one_trained_on(accumulate):
         assert np.array_equal(parameter.numpy(), expected.numpy())
 
 
+def test_a_checkpoint_holds_the_random_state_of_the_runs_own_devices_only():
+    from minigrad.backend import get_backend
+
+    get_backend("cuda:1")  # loaded by something else in this process, not used by the run
+    trainer = build_trainer()
+    assert set(trainer.state_dict()["rng"]) == {"cpu"}
+
+
 def test_resuming_with_another_optimizer_class_is_refused(tmp_path):
     build_trainer(tmp_path, steps=2).train()
     resumed = build_trainer(tmp_path, steps=4, optimizer=sgd)
@@ -473,7 +481,8 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
     training = tiny_training(steps=6, eval_every=3, checkpoint_every=3, log_every=2)
     metrics = train_translation("toy-en-es", out, TINY_MODEL, training, showcase=())
     assert sorted(p.name for p in out.iterdir()) == [
-        "best.npz", "config.json", "last.npz", "metrics.json", "metrics.jsonl", "vocab.json"]
+        "best.npz", "config.json", "curves.png", "last.npz", "metrics.json", "metrics.jsonl",
+        "samples.jsonl", "vocab.json"]
     folder = RunFolder(out)
 
     config = folder.read_json("config.json")

@@ -16,7 +16,7 @@ SRC = np.array([[3, 4, 5, 6, 7], [8, 7, 6, PAD, PAD]])
 TGT_IN = np.array([[BOS, 4, 5, 6], [BOS, 8, 7, PAD]])
 TGT_OUT = np.array([[4, 5, 6, EOS], [8, 7, EOS, PAD]])
 
-VARIANTS = list(itertools.product([False, True], ["standard", "none", "plain", "rezero"],
+VARIANTS = list(itertools.product([False, True], ["standard", "none", "plain", "rezero", "skip"],
                                   [False, True],
                                   ["sinusoidal", "sinusoidal-concat", "learned"]))
 

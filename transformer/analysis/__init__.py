@@ -13,16 +13,24 @@
 - `residual_jacobian_norms(model, batch)`: ‖∂x_L/∂x_l‖ for every layer l of each stack, and
   `isometry_defects(model, batch)`: how far ∂x_L/∂x_l is from the identity;
 - `plots`: the figures (matplotlib, the `examples` extra);
-- `experiments`: E1-E9 of examples/gradient_flow.py; `grid`: its grid runner.
+- the experiment toolkit (`study`, docs/write_your_own_experiment.md): `experiment` (the
+  registering decorator), `Study`, `Scale`, `TaskData`, `build_model`, `make_trainer`,
+  `train`, `warmup_schedule`, `Check`, `Outcome`, `run_experiments`; `EXPECTATIONS`
+  (expectations.py, what the study expects, fixed before it runs); `Grid` and `run_grid` (the
+  grid runner, `PRESETS`);
+- `experiments`: E1-E9 of examples/gradient_flow.py, one module each.
 """
 
 from .entropy import attention_entropy, entropy_rows
+from .expectations import EXPECTATIONS, Expectation
+from .grid import PRESETS, Grid, run_grid
 from .jacobian import isometry_defects, residual_jacobian_norms
 from .noise import gradient_statistics
 from .plots import (
                     plot_attention,
                     plot_curves,
                     plot_depth_profiles,
+                    plot_flow_over_training,
                     plot_positional_encoding,
                     plot_training_curves,
 )
@@ -35,9 +43,28 @@ from .recorder import (
                     write_jsonl,
 )
 from .streams import layer_streams, token_share
+from .study import (
+                    EXPERIMENTS,
+                    QUICK,
+                    Check,
+                    Outcome,
+                    Scale,
+                    Study,
+                    TaskData,
+                    build_model,
+                    experiment,
+                    make_trainer,
+                    run_experiments,
+                    train,
+                    warmup_schedule,
+)
 
-__all__ = ["ROW_FIELDS", "GradientFlowRecorder", "attention_entropy", "entropy_rows",
-           "gradient_statistics", "isometry_defects", "layer_streams", "plot_attention",
-           "plot_curves", "plot_depth_profiles", "plot_positional_encoding",
-           "plot_training_curves", "residual_blocks", "residual_jacobian_norms", "select",
-           "token_share", "write_csv", "write_jsonl"]
+__all__ = ["EXPECTATIONS", "EXPERIMENTS", "PRESETS", "QUICK", "Check", "Expectation", "Grid",
+           "Outcome", "Scale", "Study", "TaskData", "build_model", "experiment", "make_trainer",
+           "run_experiments", "run_grid", "train", "warmup_schedule", "ROW_FIELDS",
+           "GradientFlowRecorder", "attention_entropy", "entropy_rows", "gradient_statistics",
+           "isometry_defects", "layer_streams", "plot_attention", "plot_curves",
+           "plot_depth_profiles", "plot_flow_over_training",
+           "plot_positional_encoding", "plot_training_curves",
+           "residual_blocks", "residual_jacobian_norms", "select", "token_share", "write_csv",
+           "write_jsonl"]

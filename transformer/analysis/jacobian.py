@@ -16,7 +16,7 @@ def layer_inputs_and_outputs(model, batch):
     eval mode (no dropout); the model is left in the mode it was in."""
     first_blocks = [(stack, block) for stack, _, sublayer, block in residual_blocks(model)
                     if sublayer == "self_attn"]
-    inputs = {"encoder": [], "decoder": []}
+    inputs: dict[str, list] = {"encoder": [], "decoder": []}
     previous_observers = [block.observer for _, block in first_blocks]
     was_training = model.training
     try:

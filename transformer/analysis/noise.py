@@ -22,8 +22,10 @@ def probe_loss(model, batch, pad_id):
 
 def gradient_statistics(model, batches, pad_id, config_label="", step=0):
     """Rows (the recorder's fields) per parameter over `batches` (two or more, the weights left
-    as they are): `grad_mean_norm` ‖ḡ‖, `grad_noise` σ and `grad_snr` ‖ḡ‖²/σ² (absent where σ
-    = 0). Each batch's gradient is taken from a fresh backward; `.grad` is left zeroed."""
+    as they are): `grad_mean_norm` ‖ḡ‖, `grad_noise` σ, `grad_snr` ‖ḡ‖²/σ² (absent where σ
+    = 0) and `grad_mean_norm_unbiased` √max(0, ‖ḡ‖² − σ²/K): ‖ḡ‖² over K batches exceeds the
+    expected gradient's squared norm by σ²/K on average. Each batch's gradient is taken from
+    a fresh backward; `.grad` is left zeroed."""
     batches = list(batches)
     if len(batches) < 2:
         raise ValueError(f"gradient_statistics: the noise needs two or more batches, got "
@@ -45,7 +47,8 @@ def gradient_statistics(model, batches, pad_id, config_label="", step=0):
         mean_sq = float(np.sum(np.square(sums[name] / k)))
         noise_sq = max(squares[name] - k * mean_sq, 0.0) / (k - 1)
         stack, layer, sublayer = parameter_place(name)
-        values = {"grad_mean_norm": mean_sq ** 0.5, "grad_noise": noise_sq ** 0.5}
+        values = {"grad_mean_norm": mean_sq ** 0.5, "grad_noise": noise_sq ** 0.5,
+                  "grad_mean_norm_unbiased": max(mean_sq - noise_sq / k, 0.0) ** 0.5}
         if noise_sq > 0:
             values["grad_snr"] = mean_sq / noise_sq
         rows += [{"step": step, "config": config_label, "stack": stack, "layer": layer,

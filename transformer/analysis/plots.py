@@ -40,7 +40,7 @@ def _mean_std(values):
     return values.mean(axis=0), values.std(axis=0)
 
 
-def _draw_guides(ax, bounds, theory):
+def _draw_guides(ax, bounds, theory) -> None:
     """The judged bounds as horizontal lines {label: y} and the theory's curves {label: (xs,
     ys)}, drawn in grey so that the measured lines stand out."""
     for number, (label, y) in enumerate(bounds.items()):
@@ -81,16 +81,22 @@ def plot_depth_profiles(panels, title, xlabel="layer", ylabel="gradient norm", l
     return _finish(figure, path, suptitle=title)
 
 
+def _draw_curves(ax, curves):
+    """Curves {label: (xs, ys)} on `ax`: the mean over seeds in a band of ± one standard
+    deviation."""
+    for number, (label, (xs, ys)) in enumerate(curves.items()):
+        mean, std = _mean_std(ys)
+        line, = ax.plot(xs, mean, label=label, linestyle=LINE_STYLES[number % len(LINE_STYLES)])
+        ax.fill_between(xs, mean - std, mean + std, color=line.get_color(), alpha=0.2)
+
+
 def plot_curves(curves, title, xlabel, ylabel, log_y=False, bounds=None, path=None):
     """Curves y(x), one per entry of `curves` = {label: (xs, ys)}, ys (len(xs),) or (n_seeds,
     len(xs)): the mean, in a band of ± one standard deviation over seeds; `bounds` = {label:
     y} draws horizontal lines."""
     figure, axes = new_figure(panel_size=(6.0, 4.0))
     ax = axes[0, 0]
-    for number, (label, (xs, ys)) in enumerate(curves.items()):
-        mean, std = _mean_std(ys)
-        line, = ax.plot(xs, mean, label=label, linestyle=LINE_STYLES[number % len(LINE_STYLES)])
-        ax.fill_between(xs, mean - std, mean + std, color=line.get_color(), alpha=0.2)
+    _draw_curves(ax, curves)
     _draw_guides(ax, bounds or {}, {})
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel, yscale="log" if log_y else "linear")
     if len(ax.get_legend_handles_labels()[1]) > 1:
@@ -98,9 +104,47 @@ def plot_curves(curves, title, xlabel, ylabel, log_y=False, bounds=None, path=No
     return _finish(figure, path)
 
 
-def plot_training_curves(curves, title, ylabel="training loss", path=None):
-    """Loss against step, one curve per configuration (see plot_curves)."""
-    return plot_curves(curves, title, "step", ylabel, path=path)
+def plot_training_curves(curves, title, ylabel="training loss", path=None, panels=None,
+                         log_y=()):
+    """Loss against step, one curve per configuration (see plot_curves). With `panels` =
+    {panel title: ({label: (xs, ys)}, ylabel)} instead, one panel each (two columns) against
+    step, a run's figure (`curves` then unused); the panels named in `log_y` on a log
+    scale."""
+    if panels is None:
+        return plot_curves(curves, title, "step", ylabel, path=path)
+    columns = min(len(panels), 2)
+    figure, axes = new_figure(math.ceil(len(panels) / columns), columns, (5.0, 3.2))
+    for ax in axes.flat[len(panels):]:
+        ax.set_axis_off()
+    for ax, (panel_title, (lines, panel_ylabel)) in zip(axes.flat, panels.items()):
+        _draw_curves(ax, lines)
+        ax.set(title=panel_title, xlabel="step", ylabel=panel_ylabel,
+               yscale="log" if panel_title in log_y else "linear")
+        if len(ax.get_legend_handles_labels()[1]) > 1:
+            ax.legend(fontsize="small")
+    return _finish(figure, path, suptitle=title)
+
+
+def plot_flow_over_training(tables, title, path=None):
+    """Heat maps of residual blocks (rows) against recorded steps (columns), one panel per
+    entry of `tables` = {panel title: (block labels, steps, values (blocks, steps))}, on a
+    log colour scale (`monitoring.flow.flow_table` makes the tables)."""
+    from matplotlib.colors import LogNorm
+
+    figure, axes = new_figure(1, len(tables), (6.0, 1.2 + 0.3 * max(
+        len(labels) for labels, _, _ in tables.values())))
+    for ax, (panel_title, (labels, steps, values)) in zip(axes[0], tables.items()):
+        finite = values[np.isfinite(values) & (values > 0)]
+        norm = LogNorm(finite.min(), finite.max()) if finite.size and \
+            finite.min() < finite.max() else None
+        image = ax.imshow(np.where(values > 0, values, np.nan), aspect="auto", cmap="magma",
+                          norm=norm, interpolation="nearest")
+        ticks = np.unique(np.linspace(0, len(steps) - 1, min(len(steps), 8)).astype(int))
+        ax.set_xticks(ticks, [str(steps[i]) for i in ticks])
+        ax.set_yticks(range(len(labels)), labels, fontsize="small")
+        ax.set(title=panel_title, xlabel="step")
+        figure.colorbar(image, ax=ax, shrink=0.8)
+    return _finish(figure, path, suptitle=title)
 
 
 VERDICT_COLOURS = {"held": "tab:green", "NOT held": "tab:red", "reported": "0.5"}
@@ -130,20 +174,29 @@ def plot_verdicts(checks, title, path=None):
 
 def plot_grid(rows, title, path=None):
     """The grid runner's figure: final validation loss against the learning rate (log x), one
-    panel per (depth, warmup), one line per norm placement, all panels on one y axis; `rows`
-    the grid's CSV rows (dicts with depth, warmup, lr, norm, seed, valid_loss)."""
+    panel per (depth, warmup), one line per norm placement (and init, where not the default),
+    all panels on one y axis, a diverged run marked x; `rows` the grid's CSV rows (dicts with
+    depth, warmup, lr, norm, seed, valid_loss, optionally init and diverged)."""
     panel_keys = sorted({(row["depth"], row["warmup"]) for row in rows})
     figure, axes = new_figure(1, len(panel_keys), panel_size=(4.5, 4.0), sharey=True)
     for ax, (depth, warmup) in zip(axes[0], panel_keys):
         inside = [row for row in rows if (row["depth"], row["warmup"]) == (depth, warmup)]
-        for number, norm in enumerate(dict.fromkeys(row["norm"] for row in inside)):
-            lrs = sorted({row["lr"] for row in inside if row["norm"] == norm})
-            values = [[row["valid_loss"] for row in inside
-                       if row["norm"] == norm and row["lr"] == lr] for lr in lrs]
+        def arm(row):
+            init = row.get("init", "xavier")
+            return row["norm"] if init == "xavier" else f"{row['norm']}, {init}"
+
+        for number, label in enumerate(dict.fromkeys(arm(row) for row in inside)):
+            mine = [row for row in inside if arm(row) == label]
+            lrs = sorted({row["lr"] for row in mine})
+            values = [[row["valid_loss"] for row in mine if row["lr"] == lr] for lr in lrs]
             mean = [np.mean(v) for v in values]
             std = [np.std(v) for v in values]
-            ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=norm,
+            ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=label,
                         linestyle=LINE_STYLES[number % len(LINE_STYLES)])
+            bad = [row for row in mine if row.get("diverged")]
+            if bad:
+                ax.scatter([row["lr"] for row in bad], [row["valid_loss"] for row in bad],
+                           marker="x", color="black", zorder=5)
         ax.set(title=f"{depth}+{depth} layers, warmup {warmup}", xlabel="peak learning rate",
                ylabel="validation loss", xscale="log")
         if len(ax.get_legend_handles_labels()[1]) > 1:

@@ -3,6 +3,7 @@ hooks that every ResidualBlock's observer registers while recording, and the row
 
 import csv
 import json
+from typing import Any
 
 from ..training import Callback
 
@@ -20,7 +21,7 @@ def residual_blocks(model):
                     yield stack, number, sublayer, getattr(layer, sublayer)
 
 
-def parameter_place(name):
+def parameter_place(name: str) -> tuple[str | None, int | None, str | None]:
     """(stack, layer, sublayer) of a dotted parameter name, None where the name does not say:
     "encoder.layers.0.ffn.sublayer.linear2.weight" -> ("encoder", 1, "ffn")."""
     parts = name.split(".")
@@ -48,7 +49,7 @@ def select(rows, **fields):
     return [row for row in rows if all(row.get(k) == v for k, v in fields.items())]
 
 
-def write_csv(rows, path, fields=None):
+def write_csv(rows, path, fields=None) -> None:
     """Rows (dicts) as a CSV file, columns `fields` (default: every key, in order of first
     appearance); None is written as an empty cell."""
     fields = fields or list(dict.fromkeys(key for row in rows for key in row))
@@ -58,7 +59,7 @@ def write_csv(rows, path, fields=None):
         writer.writerows(rows)
 
 
-def write_jsonl(rows, path):
+def write_jsonl(rows, path) -> None:
     """Rows as JSON Lines: one object per line."""
     with open(path, "w") as file:
         file.writelines(json.dumps(row) + "\n" for row in rows)
@@ -91,17 +92,19 @@ class GradientFlowRecorder(Callback):
     are not recorded; outside the with block nothing is hooked. Closed passes' rows are in
     `rows` (dicts with ROW_FIELDS)."""
 
-    def __init__(self, model, config_label="", every=1):
+    def __init__(self, model, config_label="", every=1) -> None:
         if not isinstance(every, int) or isinstance(every, bool) or every < 1:
             raise ValueError(f"GradientFlowRecorder: every must be a positive integer (record "
                              f"every n-th training step), got {every!r}")
         self.model, self.config_label, self.every = model, config_label, every
         self.blocks = {id(block): (block, (stack, layer, sublayer))
                        for stack, layer, sublayer, block in residual_blocks(model)}
-        self.rows = []
+        self.rows: list[dict] = []
         self.passes = 0  # the step number of the last closed pass
-        self._pass_rows, self._ran, self._handles = [], set(), []
-        self._weights = None  # copies taken by end_pass, for update_ratio
+        self._pass_rows: list[dict] = []
+        self._ran: set = set()
+        self._handles: list = []
+        self._weights: Any = None  # copies taken by end_pass, for update_ratio
         self._observing = True  # False while the Trainer runs a step that is not sampled
         self._step_start = 0  # where the rows of the Trainer's step under way begin
 
@@ -112,7 +115,7 @@ class GradientFlowRecorder(Callback):
             block.observer = self._observe
         return self
 
-    def detach(self):
+    def detach(self) -> None:
         """Close the pass in progress and stop observing; every hook is removed."""
         self._close_pass()
         for block, _ in self.blocks.values():
@@ -121,12 +124,11 @@ class GradientFlowRecorder(Callback):
     def __enter__(self):
         return self.attach()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.detach()
-        return False
 
     # ----- Trainer callback -----------------------------------------------------------------
-    def on_backward_end(self, trainer, step, batch):
+    def on_backward_end(self, trainer, step, batch) -> None:
         if step % self.every == 0:  # the step's earlier micro-batches, closed as they ended
             for row in self.rows[self._step_start:]:
                 row["step"] = step
@@ -135,14 +137,20 @@ class GradientFlowRecorder(Callback):
             del self.rows[self._step_start:]
             self._drop_pass()
 
-    def on_step_end(self, trainer, step, record):
+    def on_step_end(self, trainer, step, record) -> None:
         if self._weights is not None:
             self.after_update()
         self._step_start = len(self.rows)
         self._observing = (step + 1) % self.every == 0
 
+    def take_rows(self):
+        """The closed passes' rows, removed from `rows` (for a caller that writes them out as
+        the run goes)."""
+        rows, self.rows, self._step_start = self.rows, [], 0
+        return rows
+
     # ----- passes ---------------------------------------------------------------------------
-    def end_pass(self, step=None):
+    def end_pass(self, step=None) -> None:
         """After a backward: add each parameter's gradient norm (from `.grad`), keep a copy of
         the weights for `after_update`, and close the pass as `step` (default: the next)."""
         for name, param in self.model.named_parameters():
@@ -153,7 +161,7 @@ class GradientFlowRecorder(Callback):
                          for name, param in self.model.named_parameters()}
         self._close_pass(step)
 
-    def after_update(self):
+    def after_update(self) -> None:
         """After the optimizer step: each parameter's ‖w_now − w_before‖ / ‖w_before‖, with
         w_before the copy of `end_pass`, as rows of that pass."""
         for name, param in self.model.named_parameters():
@@ -165,7 +173,7 @@ class GradientFlowRecorder(Callback):
                 self.rows.append(dict(row, step=self.passes))
         self._weights = None
 
-    def _close_pass(self, step=None):
+    def _close_pass(self, step=None) -> None:
         """Number the rows of the pass in progress (default: the next number) and drop its
         hooks."""
         if self._pass_rows:
@@ -173,7 +181,7 @@ class GradientFlowRecorder(Callback):
             self.rows += [dict(row, step=self.passes) for row in self._pass_rows]
         self._drop_pass()
 
-    def _drop_pass(self):
+    def _drop_pass(self) -> None:
         """Forget the pass in progress and remove its hooks."""
         for handle in self._handles:
             handle.remove()
@@ -184,7 +192,7 @@ class GradientFlowRecorder(Callback):
                 "sublayer": sublayer, "param": param, "quantity": quantity, "value": value}
 
     # ----- what each block reports ----------------------------------------------------------
-    def _observe(self, block, x, branch, s, out):
+    def _observe(self, block, x, branch, s, out) -> None:
         """ResidualBlock's observer: sizes now, and hooks on x, s and out that report their
         gradients."""
         if not out.requires_grad or not self._observing:
@@ -194,7 +202,7 @@ class GradientFlowRecorder(Callback):
             self._close_pass()  # this block runs again: a new pass has begun
         self._ran.add(place)
 
-        def report(quantity, value, sublayer=sublayer):
+        def report(quantity, value, sublayer=sublayer) -> None:
             self._pass_rows.append(self._row(stack, layer, sublayer, None, quantity, value))
 
         report("branch_sq_norm_per_dim", mean_square(branch))
@@ -204,15 +212,15 @@ class GradientFlowRecorder(Callback):
             report("stream_sq_norm_per_dim", mean_square(out), sublayer=None)
         grad_s, grad_out = [], []
 
-        def on_out(grad):
+        def on_out(grad) -> None:
             grad_out.append(frobenius(grad))
             report("grad_out", grad_out[-1])
 
-        def on_s(grad):
+        def on_s(grad) -> None:
             grad_s.append(grad)
             report("grad_skip", frobenius(grad) if block.has_skip else 0.0)
 
-        def on_x(grad):
+        def on_x(grad) -> None:
             # ∂L/∂x = ∂L/∂s through the identity + (∂branch/∂x)ᵀ·∂L/∂s through the branch
             through_branch = grad - grad_s.pop() if block.has_skip else grad
             report("grad_in", frobenius(grad))
@@ -225,8 +233,8 @@ class GradientFlowRecorder(Callback):
                 self._handles.append(tensor.register_hook(hook))
 
     # ----- exports --------------------------------------------------------------------------
-    def to_csv(self, path):
+    def to_csv(self, path) -> None:
         write_csv(self.rows, path, ROW_FIELDS)
 
-    def to_jsonl(self, path):
+    def to_jsonl(self, path) -> None:
         write_jsonl(self.rows, path)

@@ -17,7 +17,7 @@ def layer_streams(model, batch):
     """{"encoder": [x_0, x_1, ..., x_L], "decoder": [...]}: each stack's stream (arrays, batch
     × len × d_model) at its embedding (x_0, positions added) and at every layer's output, for
     one forward pass on `batch` in eval mode, without gradients."""
-    streams = {"encoder": [], "decoder": []}
+    streams: dict[str, list] = {"encoder": [], "decoder": []}
     previous = {}
     try:
         for stack, layer, sublayer, block in residual_blocks(model):

@@ -106,7 +106,7 @@ class BatchIterator:
 
     pool_batches = 50
 
-    def __init__(self, pairs, vocab, batch_size, seed=0, device=None, target_dropout=0.0):
+    def __init__(self, pairs, vocab, batch_size, seed=0, device=None, target_dropout=0.0) -> None:
         self.pairs, self.vocab, self.batch_size = pairs, vocab, batch_size
         self.seed, self.device = seed, device
         self.target_dropout = target_dropout
@@ -129,7 +129,7 @@ class BatchIterator:
                                  for start in range(0, len(rows), pool)])
         return rows, starts[rng.permutation(len(starts))]
 
-    def __len__(self):
+    def __len__(self) -> int:
         """Batches in one epoch."""
         return len(self._epoch()[1])
 
@@ -183,5 +183,5 @@ class BatchIterator:
     def state_dict(self):
         return {"epoch": self.epoch, "position": self.position}
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state) -> None:
         self.epoch, self.position, self._plan = int(state["epoch"]), int(state["position"]), None

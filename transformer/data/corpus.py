@@ -18,6 +18,7 @@ the file's pages are not kept in the process's memory).
 import hashlib
 import os
 from array import array
+from typing import Any
 
 import numpy as np
 
@@ -35,14 +36,14 @@ class BadLinesError(ValueError):
 class PairsFile:
     """The index of a pairs TSV file; `split(seed)` gives its train/valid/test splits."""
 
-    def __init__(self, path, skip_bad_lines=False):
+    def __init__(self, path, skip_bad_lines=False) -> None:
         self.path = os.fspath(path)
         if not os.path.exists(self.path):
             raise FileNotFoundError(f"data file {self.path} does not exist")
         if not os.path.isfile(self.path):
             raise ValueError(f"data file {self.path} is not a file; give a "
                              "'source<TAB>target' TSV file")
-        self.bad = []  # (line number, what is wrong) of the first SHOWN_BAD_LINES
+        self.bad: list = []  # (line number, what is wrong) of the first SHOWN_BAD_LINES
         self.n_bad = 0
         self._scan()
         if self.n_bad and not skip_bad_lines:
@@ -52,7 +53,7 @@ class PairsFile:
         if len(self) == 0:
             raise ValueError(f"data file {self.path} has no 'source<TAB>target' lines")
 
-    def _scan(self):
+    def _scan(self) -> None:
         starts, tabs, ends = array("q"), array("I"), array("I")
         source_keys, pair_keys = array("Q"), array("Q")
         offset = 0
@@ -77,11 +78,11 @@ class PairsFile:
         self._starts = np.frombuffer(starts, np.int64)
         self._tabs = np.frombuffer(tabs, np.uint32)
         self._ends = np.frombuffer(ends, np.uint32)
-        self._source_keys = np.frombuffer(source_keys, np.uint64)
-        self._pair_keys = np.frombuffer(pair_keys, np.uint64)
+        self._source_keys: Any = np.frombuffer(source_keys, np.uint64)  # None once drawn
+        self._pair_keys: Any = np.frombuffer(pair_keys, np.uint64)
         self.n_lines = len(starts)  # good lines, duplicates included
         self.n_duplicates = 0  # known once split
-        self._split = None  # (seed, the splits) once split
+        self._split: Any = None  # (seed, the splits) once split
 
     def _bad_lines(self):
         shown = ", ".join(f"line {number} ({problem})" for number, problem in self.bad)
@@ -99,10 +100,10 @@ class PairsFile:
                          "duplicate pair(s) (the first of each is kept)")
         return notes
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.n_lines
 
-    def pair(self, row):
+    def pair(self, row: int) -> tuple[str, str]:
         """(source, target) text of pair `row`, read from the file."""
         start, tab, end = int(self._starts[row]), int(self._tabs[row]), int(self._ends[row])
         fd = os.open(self.path, os.O_RDONLY)
@@ -167,10 +168,10 @@ class PairsSplit:
     """The pairs of a PairsFile at `rows`, as a read-only sequence of Examples (each read from
     the file when asked for)."""
 
-    def __init__(self, file, rows):
+    def __init__(self, file, rows) -> None:
         self.file, self.rows = file, rows
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.rows)
 
     def __getitem__(self, index):
@@ -192,10 +193,10 @@ class PairsSplit:
 class EncodedPairs:
     """Token ids of a PairsSplit's pairs, made when a batch asks for them."""
 
-    def __init__(self, split, vocab, tokenizer):
+    def __init__(self, split, vocab, tokenizer) -> None:
         self.split, self.vocab, self.tokenizer = split, vocab, tokenizer
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.split)
 
     def __getitem__(self, index):

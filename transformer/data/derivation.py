@@ -71,7 +71,8 @@ def derive(rng: random.Random, weights: Weights = TRAINING) -> Sentence:
     if kind == "action":
         verb = rng.choice(VERBS)
         subject = _noun_phrases(rng, verb.subjects, weights)
-        predicate = Action(verb, tense, _complement(rng, verb, weights), negated, contracted)
+        predicate: Action | Description = Action(verb, tense, _complement(rng, verb, weights),
+                                                 negated, contracted)
     elif kind == "quality":
         adjective = rng.choice(ADJECTIVES)
         subject = _noun_phrases(rng, adjective.kinds, weights)
@@ -135,7 +136,8 @@ def _reason(rng: random.Random, subject, tense: str, weights: Weights) -> Descri
     locatable = all(head.noun.kinds & LOCATABLE for head in heads)
     if locatable and rng.choices(PREDICATES[1:], weights.predicates[1:])[0] == "location":
         preposition = rng.choice(PREPOSITIONS)
-        complement = Location(preposition, _noun_phrase(rng, preposition.kinds, weights))
+        complement: Location | Quality = Location(
+            preposition, _noun_phrase(rng, preposition.kinds, weights))
     else:
         fitting = [adjective for adjective in ADJECTIVES
                    if all(adjective.kinds & head.noun.kinds for head in heads)]

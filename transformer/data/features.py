@@ -32,16 +32,16 @@ def features(sentence: Sentence) -> frozenset[str]:
     complement = predicate.complement
     if isinstance(predicate, Action):
         found.add("predicate:action")
-        if complement is not None:
+        if predicate.complement is not None:
             slot = "object" if predicate.verb.frame == "transitive" else "place"
-            found |= _phrase_features(slot, complement)
+            found |= _phrase_features(slot, predicate.complement)
     elif isinstance(complement, Location):
         found.add("predicate:location")
         found |= _phrase_features("place", complement.place)
     else:
         found.add(f"predicate:{predicate.copula}")
     found.add(f"tense:{predicate.tense}")
-    predicates = [predicate] + [sentence.reason] * (sentence.reason is not None)
+    predicates = [predicate] + ([sentence.reason] if sentence.reason is not None else [])
     if any(p.negated for p in predicates):
         found.add("negated")
     if any(p.contracted for p in predicates):

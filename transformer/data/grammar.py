@@ -137,7 +137,8 @@ def toy_en_es(seed: int = 0, *, n_train: int = 50_000, n_valid: int = 1_000,
                 for text in ARTICLE_EXAMPLES]
     seen = {example.src for example in articles}
     n_iid = n_train - len(articles) + n_valid + n_test
-    iid, compositional = [], []
+    iid: list = []
+    compositional: list = []
     misses = _Misses()
     while len(iid) < n_iid or len(compositional) < n_compositional:
         sentence = derive(rng, TRAINING)
@@ -157,7 +158,8 @@ def _cross_construction(seed: int, size: int, seen: set[str]) -> list[Example]:
     in turn, its label) and no held-out combination."""
     rng = random.Random(f"cross-construction {seed}")
     pairs = sorted(HELD_OUT_FEATURE_PAIRS)
-    examples, misses = [], _Misses()
+    examples: list = []
+    misses = _Misses()
     while len(examples) < size:
         pair = pairs[len(examples) % len(pairs)]
         sentence = derive(rng, BALANCED)
@@ -180,7 +182,7 @@ def _add(pool: list[Example], sentence: Sentence, phenomenon: str, seen: set[str
 class _Misses:
     """Counts draws in a row that added nothing, and gives up after _MAX_MISSES."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.in_a_row = 0
 
     def count(self, added: bool):

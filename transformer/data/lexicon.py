@@ -90,12 +90,13 @@ def _noun(english: str, spanish: str, gender: str, kinds: str) -> Noun:
 
 def _adjective(english: str, forms: str, copula: str, kinds: str) -> Adjective:
     """An adjective written "rojo roja rojos rojas"."""
-    return Adjective(english, tuple(forms.split()), copula, frozenset(kinds.split()))
+    return Adjective(english, tuple(forms.split()), copula,  # type: ignore[arg-type]
+                     frozenset(kinds.split()))  # (four forms, as the lexicon writes them)
 
 
 def _verb(english: str, spanish: str, frame: str, subjects: str, objects: str) -> Verb:
     """A verb written "eat eats ate", "come comen comió comieron comerá comerán"."""
-    return Verb(tuple(english.split()), tuple(spanish.split()), frame,
+    return Verb(tuple(english.split()), tuple(spanish.split()), frame,  # type: ignore[arg-type]
                 frozenset(subjects.split()), frozenset(objects.split()))
 
 

@@ -31,7 +31,7 @@ _UNCONTRACTED = {contraction: word for word, contraction in NEGATIVE_CONTRACTION
 class _Reader:
     """The tokens of a sentence, read left to right."""
 
-    def __init__(self, tokens: list[str]):
+    def __init__(self, tokens: list[str]) -> None:
         self.tokens, self.position = tokens, 0
 
     def peek(self) -> str | None:
@@ -62,9 +62,10 @@ def parse(text: str) -> Sentence:
     reason = None
     if reader.accept("because"):
         reader.take()  # the pronoun, checked by the round trip below
-        reason = _predicate(reader)
-        if not isinstance(reason, Description):
+        described = _predicate(reader)
+        if not isinstance(described, Description):
             raise ValueError("a reason must describe the subject ('because it was ...')")
+        reason = described
     if reader.peek() is not None:
         raise ValueError(f"unexpected {reader.peek()!r}")
     sentence = Sentence(subject, predicate, reason)
@@ -88,7 +89,7 @@ def _noun_phrase(reader: _Reader) -> NounPhrase:
 
 
 def _modified_noun(reader: _Reader, possessor: NounPhrase | None) -> NounPhrase:
-    adjective = _ADJECTIVES.get(reader.peek())
+    adjective = _ADJECTIVES.get(reader.peek() or "")
     if adjective:
         reader.take()
     word = reader.take()
@@ -132,7 +133,7 @@ def _action_complement(reader: _Reader, verb) -> NounPhrase | Coordination | Non
 
 
 def _description_complement(reader: _Reader) -> Quality | Location:
-    preposition = _PREPOSITIONS.get(reader.peek())
+    preposition = _PREPOSITIONS.get(reader.peek() or "")
     if preposition:
         reader.take()
         return Location(preposition, _noun_phrase(reader))

@@ -33,7 +33,7 @@ class SubwordTokenizer:
 
     kind = "subword"
 
-    def __init__(self, source_model: bytes, target_model: bytes):
+    def __init__(self, source_model: bytes, target_model: bytes) -> None:
         spm = _sentencepiece()
         self.models = {"source": bytes(source_model), "target": bytes(target_model)}
         self._processors = {}

@@ -38,7 +38,7 @@ PACKAGES = {"engKJV2006eb": "sword-text-kjv", "spaRV1909eb": "sword-text-sparv"}
 class SwordModule:
     """One zText module, e.g. `SwordModule("spaRV1909eb")` from SWORD_MODULES (or `root`)."""
 
-    def __init__(self, name, root=SWORD_MODULES):
+    def __init__(self, name, root=SWORD_MODULES) -> None:
         self.name, self.folder = name, Path(root) / name
         missing = [f"{t}.{kind}" for t in TESTAMENTS for kind in ("bzs", "bzv", "bzz")
                    if not (self.folder / f"{t}.{kind}").is_file()]

@@ -103,7 +103,7 @@ def is_animate(phrase) -> bool:
 
 def pronoun(subject: NounPhrase | Coordination) -> str:
     """The English pronoun that refers back to `subject`."""
-    if subject.plural:
+    if isinstance(subject, Coordination) or subject.plural:
         return "they"
     if "person" in subject.noun.kinds:
         return "he" if subject.gender == "m" else "she"
@@ -121,7 +121,8 @@ def english(sentence: Sentence) -> list[str]:
 
 
 def _english_noun(phrase: NounPhrase) -> str:
-    return phrase.noun.english_plural if phrase.plural else phrase.noun.english
+    plural = phrase.noun.english_plural
+    return plural if phrase.plural and plural is not None else phrase.noun.english
 
 
 def _english_phrase(phrase: NounPhrase | Coordination) -> list[str]:
@@ -150,7 +151,7 @@ def _english_predicate(predicate: Action | Description, plural: bool) -> list[st
         return words + ["too"] * complement.too + [complement.adjective.english]
     if isinstance(complement, Location):
         return words + [complement.preposition.english] + _english_phrase(complement.place)
-    if complement is None:
+    if complement is None or isinstance(predicate, Description):
         return words
     preposition = {"transitive": [], "motion": ["to"], "activity": ["in"]}
     return words + preposition[predicate.verb.frame] + _english_phrase(complement)
@@ -182,7 +183,8 @@ def _spanish_phrase(phrase: NounPhrase | Coordination) -> list[str]:
     """'el libro rojo de la niña': article, noun, adjective, then the owner."""
     if isinstance(phrase, Coordination):
         return _spanish_phrase(phrase.first) + ["y"] + _spanish_phrase(phrase.second)
-    noun = phrase.noun.spanish_plural if phrase.plural else phrase.noun.spanish
+    plural = phrase.noun.spanish_plural
+    noun = plural if phrase.plural and plural is not None else phrase.noun.spanish
     words = [ARTICLES[phrase.gender, phrase.plural], noun]
     if phrase.adjective:
         words.append(phrase.adjective.spanish(phrase.gender, phrase.plural))
@@ -201,14 +203,15 @@ def _spanish_object(phrase: NounPhrase | Coordination) -> list[str]:
 def _spanish_predicate(predicate: Action | Description, subject) -> list[str]:
     """'no' before the verb; verbs, copulas and adjectives agree with the subject."""
     words = ["no"] * predicate.negated
-    complement = predicate.complement
     if isinstance(predicate, Description):
         words.append(tensed(COPULAS[predicate.copula], predicate.tense, subject.plural))
-        if isinstance(complement, Quality):
-            adjective = complement.adjective.spanish(subject.gender, subject.plural)
-            return words + ["demasiado"] * complement.too + [adjective]
-        return words + list(complement.preposition.spanish) + _spanish_phrase(complement.place)
+        described = predicate.complement
+        if isinstance(described, Quality):
+            adjective = described.adjective.spanish(subject.gender, subject.plural)
+            return words + ["demasiado"] * described.too + [adjective]
+        return words + list(described.preposition.spanish) + _spanish_phrase(described.place)
     words.append(predicate.verb.spanish_form(predicate.tense, subject.plural))
+    complement = predicate.complement
     if complement is None:
         return words
     if predicate.verb.frame == "transitive":
@@ -219,7 +222,7 @@ def _spanish_predicate(predicate: Action | Description, subject) -> list[str]:
 
 def _contract(words: list[str]) -> list[str]:
     """Spanish spelling: de + el → del, a + el → al."""
-    contracted = []
+    contracted: list[str] = []
     for word in words:
         if contracted and (contracted[-1], word) in _SPANISH_CONTRACTIONS:
             contracted[-1] = _SPANISH_CONTRACTIONS[contracted[-1], word]

@@ -56,7 +56,7 @@ def load_task(name: str, data=None, seed: int = 0,
 def _symbol_task(name: str, seed: int) -> dict[str, list[Example]]:
     """Distinct random symbol sequences; the target is the source, or reversed."""
     rng = random.Random(seed)
-    sources = {}  # a dict keeps the order of drawing
+    sources: dict = {}  # a dict keeps the order of drawing
     while len(sources) < _N_SYMBOL_TRAIN + 2 * _N_SYMBOL_HELD:
         symbols = [str(rng.randint(1, _N_SYMBOLS)) for _ in range(rng.randint(1, _MAX_LENGTH))]
         sources.setdefault(" ".join(symbols), symbols)

@@ -22,7 +22,7 @@ class Vocab:
 
     pad_id, bos_id, eos_id, unk_id = range(len(SPECIALS))
 
-    def __init__(self, tokens, source_tokens=None):
+    def __init__(self, tokens, source_tokens=None) -> None:
         """Build from the full token list in id order: the specials, then distinct strings;
         `source_tokens` (optional) are those of them seen on the source side in training."""
         if not isinstance(tokens, (list, tuple)):

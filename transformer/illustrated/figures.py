@@ -32,7 +32,7 @@ def save(subject, figure, name):
     return name
 
 
-def outline_row(ax, row, columns, color="red"):
+def outline_row(ax, row, columns, color="red") -> None:
     """A rectangle around row `row` of a heat map of `columns` columns."""
     from matplotlib.patches import Rectangle
 

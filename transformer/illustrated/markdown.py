@@ -6,11 +6,11 @@ import numpy as np
 SHOWN_DIMS = 8  # columns of a vector printed in a table
 
 
-def number(value, digits=3):
+def number(value, digits=3) -> str:
     return f"{value:.{digits}f}"
 
 
-def vector(values, limit=SHOWN_DIMS, digits=3):
+def vector(values, limit=SHOWN_DIMS, digits=3) -> str:
     """The first `limit` values of a vector, as text."""
     values = np.asarray(values).ravel()
     shown = ", ".join(number(v, digits) for v in values[:limit])
@@ -32,7 +32,7 @@ def code(token):
     return "`" + token.replace("`", "'") + "`"
 
 
-def image(name, alt):
+def image(name, alt) -> str:
     return f"![{alt}]({name})"
 
 

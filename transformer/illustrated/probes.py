@@ -13,11 +13,11 @@ from ..decoding import default_max_len, greedy_decode
 def observing(blocks):
     """Within the block, every call of the ResidualBlocks `blocks` ({key: block}) appends
     (x, branch, s, out) as NumPy arrays to `seen[key]`; their observers are restored after."""
-    seen = {key: [] for key in blocks}
+    seen: dict[str, list] = {key: [] for key in blocks}
     previous = {key: block.observer for key, block in blocks.items()}
 
     def observer_of(key):
-        def observe(block, x, branch, s, out):
+        def observe(block, x, branch, s, out) -> None:
             seen[key].append(tuple(t.numpy() for t in (x, branch, s, out)))
         return observe
 

@@ -533,7 +533,8 @@ def _gradient_flow(subject, tokens, target_ids):
         loss.backward()
         recorder.end_pass()
     model.zero_grad()
-    rows, panels = [], {}
+    rows: list = []
+    panels: dict = {}
     for stack in ("encoder", "decoder"):
         lines = panels.setdefault(stack, {})
         for layer in range(1, len(getattr(model, stack).layers) + 1):

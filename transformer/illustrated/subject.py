@@ -9,6 +9,7 @@ import numpy as np
 import minigrad as mg
 
 from ..builders import fresh_setup
+from ..data import Vocab
 from ..data.tokenizer import tokenize
 from ..model import Transformer
 from ..run_folder import RunFolder
@@ -19,8 +20,8 @@ class Subject:
     """The model (eval mode), its vocabulary, a Markdown sentence saying where it came from, the
     output folder of the figures, and their resolution."""
 
-    model: object
-    vocab: object
+    model: Transformer
+    vocab: Vocab
     origin: str
     out: Path
     trained: bool

@@ -1,0 +1,241 @@
+"""Tensor's methods and operators, one per declared op: `TensorMethods`, which `Tensor`
+inherits.
+
+Generated from the op declarations by scripts/make_ops_doc.py; do not edit.
+Each calls the op's function or Function class in minigrad/ops/functions.py, which imports
+Tensor and so binds itself here (`bind`) when it is imported."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .tensor import Operand, Tensor
+
+_ops: Any = None  # minigrad.ops.functions, once imported
+
+
+def bind(functions: Any) -> None:
+    """Make the methods call `functions` (minigrad.ops.functions)."""
+    global _ops
+    _ops = functions
+
+
+class TensorMethods:
+    """The methods and operators of `Tensor` that run an op."""
+
+    __slots__ = ()
+
+    def sum(self, axis=None, keepdims=False) -> Tensor:
+        """sum over axes"""
+        return _ops.Sum.apply(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False) -> Tensor:
+        """mean over axes"""
+        return _ops.Mean.apply(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, keepdims=False) -> Tensor:
+        """Population variance (ddof=0), two passes: mean first, then mean squared deviation."""
+        return _ops.Var.apply(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False) -> Tensor:
+        """largest value over axes; ties split the gradient"""
+        return _ops.Max.apply(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False) -> Tensor:
+        """smallest value over axes; ties split the gradient"""
+        return _ops.Min.apply(self, axis=axis, keepdims=keepdims)
+
+    def logsumexp(self, axis=None, keepdims=False) -> Tensor:
+        """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
+        return _ops.LogSumExp.apply(self, axis=axis, keepdims=keepdims)
+
+    def __eq__(self, other: Operand) -> Tensor:  # type: ignore[override]
+        """a == b (`equal`)."""
+        return _ops.equal(self, other)
+
+    def __ne__(self, other: Operand) -> Tensor:  # type: ignore[override]
+        """a != b (`not_equal`)."""
+        return _ops.not_equal(self, other)
+
+    def __lt__(self, other: Operand) -> Tensor:
+        """a < b (`less`)."""
+        return _ops.less(self, other)
+
+    def __le__(self, other: Operand) -> Tensor:
+        """a <= b (`less_equal`)."""
+        return _ops.less_equal(self, other)
+
+    def __gt__(self, other: Operand) -> Tensor:
+        """a > b (`greater`)."""
+        return _ops.greater(self, other)
+
+    def __ge__(self, other: Operand) -> Tensor:
+        """a >= b (`greater_equal`)."""
+        return _ops.greater_equal(self, other)
+
+    def __and__(self, other: Operand) -> Tensor:
+        """a & b (`logical_and`)."""
+        return _ops.logical_and(self, other)
+
+    def __or__(self, other: Operand) -> Tensor:
+        """a | b (`logical_or`)."""
+        return _ops.logical_or(self, other)
+
+    def __invert__(self) -> Tensor:
+        """~x (`logical_not`)."""
+        return _ops.logical_not(self)
+
+    def isfinite(self) -> Tensor:
+        """True where x is neither NaN nor ±inf"""
+        return _ops.isfinite(self)
+
+    def argmax(self, axis=None, keepdims=False) -> Tensor:
+        """Index of the largest value (the first one at ties), int64."""
+        return _ops.argmax(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims=False) -> Tensor:
+        """whether any element is True"""
+        return _ops.any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False) -> Tensor:
+        """whether every element is True"""
+        return _ops.all(self, axis=axis, keepdims=keepdims)
+
+    def __add__(self, other: Operand) -> Tensor:
+        """a + b (`add`)."""
+        return _ops.Add.apply(self, other)
+
+    def __radd__(self, other: Operand) -> Tensor:
+        """a + b (`add`)."""
+        return _ops.Add.apply(other, self)
+
+    def __sub__(self, other: Operand) -> Tensor:
+        """a - b (`subtract`)."""
+        return _ops.Subtract.apply(self, other)
+
+    def __rsub__(self, other: Operand) -> Tensor:
+        """a - b (`subtract`)."""
+        return _ops.Subtract.apply(other, self)
+
+    def __mul__(self, other: Operand) -> Tensor:
+        """a * b (`multiply`)."""
+        return _ops.Multiply.apply(self, other)
+
+    def __rmul__(self, other: Operand) -> Tensor:
+        """a * b (`multiply`)."""
+        return _ops.Multiply.apply(other, self)
+
+    def __truediv__(self, other: Operand) -> Tensor:
+        """a / b (`divide`)."""
+        return _ops.Divide.apply(self, other)
+
+    def __rtruediv__(self, other: Operand) -> Tensor:
+        """a / b (`divide`)."""
+        return _ops.Divide.apply(other, self)
+
+    def __pow__(self, other: Operand) -> Tensor:
+        """a ** b (`power`)."""
+        return _ops.Power.apply(self, other)
+
+    def __rpow__(self, other: Operand) -> Tensor:
+        """a ** b (`power`)."""
+        return _ops.Power.apply(other, self)
+
+    def maximum(self, b) -> Tensor:
+        """elementwise maximum; ties split the gradient"""
+        return _ops.Maximum.apply(self, b)
+
+    def minimum(self, b) -> Tensor:
+        """elementwise minimum; ties split the gradient"""
+        return _ops.Minimum.apply(self, b)
+
+    def __neg__(self) -> Tensor:
+        """-x (`negative`)."""
+        return _ops.Negative.apply(self)
+
+    def exp(self) -> Tensor:
+        """e ** x"""
+        return _ops.Exp.apply(self)
+
+    def log(self) -> Tensor:
+        """natural logarithm"""
+        return _ops.Log.apply(self)
+
+    def sqrt(self) -> Tensor:
+        """square root"""
+        return _ops.Sqrt.apply(self)
+
+    def tanh(self) -> Tensor:
+        """hyperbolic tangent"""
+        return _ops.Tanh.apply(self)
+
+    def sigmoid(self) -> Tensor:
+        """1 / (1 + e ** -x), without overflow"""
+        return _ops.Sigmoid.apply(self)
+
+    def relu(self) -> Tensor:
+        """max(x, 0)"""
+        return _ops.Relu.apply(self)
+
+    def abs(self) -> Tensor:
+        """|x|"""
+        return _ops.Abs.apply(self)
+
+    def erf(self) -> Tensor:
+        """The error function (needed by the exact GELU), accurate to 1.5e-7, with the exact
+        derivative 2/sqrt(pi)·exp(-x²).
+        """
+        return _ops.Erf.apply(self)
+
+    def clip(self, min=None, max=None) -> Tensor:
+        """Values limited to [low, high]; the gradient passes where the value was inside."""
+        return _ops.Clip.apply(self, min=min, max=max)
+
+    def masked_fill(self, mask, value) -> Tensor:
+        """value where the mask is True (True = masked out)"""
+        return _ops.masked_fill(self, mask, value)
+
+    def astype(self, dtype) -> Tensor:
+        """a change of dtype"""
+        return _ops.astype(self, dtype)
+
+    def __getitem__(self, index) -> Tensor:
+        """x[index] (`getitem`)."""
+        return _ops.getitem(self, index)
+
+    def to_device(self, device=None) -> Tensor:
+        """A copy to another device: the one op whose output lives elsewhere than its input."""
+        return _ops.ToDevice.apply(self, device=device)
+
+    def reshape(self, *shape) -> Tensor:
+        """`x.reshape(2, 3)` or `x.reshape((2, 3))`."""
+        return _ops.reshape_method(self, *shape)
+
+    def transpose(self, *axes) -> Tensor:
+        """`x.transpose()`, `x.transpose(1, 0)` or `x.transpose((1, 0))`."""
+        return _ops.transpose_method(self, *axes)
+
+    def swapaxes(self, axis1, axis2) -> Tensor:
+        """two axes exchanged"""
+        return _ops.swapaxes(self, axis1, axis2)
+
+    def expand_dims(self, axis) -> Tensor:
+        """a new axis of size 1"""
+        return _ops.expand_dims(self, axis)
+
+    def squeeze(self, axis=None) -> Tensor:
+        """axes of size 1 removed"""
+        return _ops.squeeze(self, axis=axis)
+
+    def broadcast_to(self, shape) -> Tensor:
+        """x repeated along new or size-1 axes"""
+        return _ops.broadcast_to(self, shape)
+
+    def __matmul__(self, other: Operand) -> Tensor:
+        """a @ b as NumPy: 1-D operands, broadcast batches (`matmul`)."""
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Operand) -> Tensor:
+        """a @ b as NumPy: 1-D operands, broadcast batches (`matmul`)."""
+        return _ops.matmul(other, self)

@@ -1,0 +1,55 @@
+"""The tiny monitored run the monitoring tests share: the copy task from a pairs file, a
+16-wide model, 4 steps validated every 2, samples, the gradient flow every 2 steps and
+TensorBoard; and how to run an example script from the checkout."""
+
+import io
+import os
+import subprocess
+import sys
+from contextlib import redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+from transformer.data import load_task
+from transformer.pipeline import train_translation
+
+REPO = Path(__file__).resolve().parents[2]
+
+MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
+         "d_ff": 32, "dropout": 0.1}
+TRAINING = {"steps": 4, "batch_size": 8, "warmup_steps": 4, "eval_every": 2,
+            "checkpoint_every": 2, "log_every": 1, "eval_examples": 8, "progress": False,
+            "samples": 2, "record_flow_every": 2}
+
+
+@dataclass
+class MonitoredRun:
+    path: Path
+    pairs: Path
+    tensorboard: Path
+    printed: str
+
+
+def write_pairs(root):
+    pairs = root / "pairs.tsv"
+    pairs.write_text("".join(f"{e.src}\t{e.tgt}\n" for e in load_task("copy")["train"][:40]),
+                     encoding="utf-8")
+    return pairs
+
+
+
+
+def start_monitored_run(root):
+    """The shared run, in `root`/run."""
+    pairs = write_pairs(root)
+    with redirect_stdout(io.StringIO()) as printed:
+        train_translation("pairs", root / "run", MODEL, TRAINING, data=pairs, showcase=(),
+                          tensorboard=root / "tensorboard")
+    return MonitoredRun(root / "run", pairs, root / "tensorboard", printed.getvalue())
+
+
+def run_example(script, *args, timeout=120):
+    """examples/`script` run from the checkout: the CompletedProcess (its status is read)."""
+    return subprocess.run([sys.executable, str(REPO / "examples" / script), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, check=False,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})

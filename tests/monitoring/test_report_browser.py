@@ -1,0 +1,95 @@
+"""The report page in a real browser: Debian's headless Chromium driven by selenium through
+Debian's chromedriver (never a browser download). No JavaScript error; the page's own
+controls switch layer and head and point at a word; the weights shown are the model's to 4
+decimals. Screenshots go to $REPORT_SCREENSHOTS (default: the test's temporary folder).
+
+Under CI=true a missing Chromium, chromedriver or selenium fails the test; elsewhere it is
+skipped with one line naming them (`apt-get install chromium chromium-driver`,
+`pip install selenium`)."""
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from transformer.monitoring import attention_views, write_report
+from transformer.run_folder import RunFolder
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+SENTENCES = ["1 2 3", "4 5 6 7 8"]
+
+pytestmark = pytest.mark.slow
+
+
+def browser(tmp_path):
+    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing.append("selenium (pip install selenium)")
+    if missing:
+        message = (f"the browser test needs {', '.join(missing)}: apt-get install chromium "
+                   "chromium-driver; pip install -e '.[test]'")
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in [*FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1600"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+
+
+def shown_weights(driver):
+    from selenium.webdriver.common.by import By
+
+    return [float(e.text) for e in driver.find_elements(By.CSS_SELECTOR, "#keys .weight")]
+
+
+def test_the_page_in_chromium_shows_the_models_weights(monitored_run, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    folder = RunFolder(monitored_run.path)
+    views = attention_views(folder.load_model("best"), folder.vocab(), folder.tokenizer(),
+                            SENTENCES)
+    page = write_report(folder, views, tmp_path / "report.html")
+    screenshots = Path(os.environ.get("REPORT_SCREENSHOTS", tmp_path))
+    screenshots.mkdir(parents=True, exist_ok=True)
+    driver = browser(tmp_path)
+    try:
+        driver.get(page.as_uri())
+        driver.find_element(By.CSS_SELECTOR, "#attention-heatmap .main-svg")  # Plotly drew
+        driver.save_screenshot(str(screenshots / "report-top.png"))
+        view = views[1]
+        Select(driver.find_element(By.ID, "sentence")).select_by_index(1)
+        Select(driver.find_element(By.ID, "kind")).select_by_value("encoder_attention")
+        Select(driver.find_element(By.ID, "layer")).select_by_index(0)
+        Select(driver.find_element(By.ID, "head")).select_by_index(1)
+        word = driver.find_elements(By.CSS_SELECTOR, "#queries .query-token")[2]
+        assert word.text == view["encoder_tokens"][2]
+        ActionChains(driver).move_to_element(word).click().perform()
+        assert driver.find_element(By.ID, "pointed").text == view["encoder_tokens"][2]
+        assert np.allclose(shown_weights(driver), view["encoder_attention"][0][0, 1, 2],
+                           atol=0.5e-4 + 1e-7)
+        Select(driver.find_element(By.ID, "kind")).select_by_value("cross_attention")
+        Select(driver.find_element(By.ID, "head")).select_by_index(0)
+        last = driver.find_elements(By.CSS_SELECTOR, "#queries .query-token")[-1]
+        ActionChains(driver).move_to_element(last).perform()
+        rows = len(view["decoder_tokens"])
+        assert np.allclose(shown_weights(driver), view["cross_attention"][0][0, 0, rows - 1],
+                           atol=0.5e-4 + 1e-7)
+        element = driver.find_element(By.ID, "attention-heatmap")
+        driver.execute_script("arguments[0].scrollIntoView();", element)
+        driver.save_screenshot(str(screenshots / "report-attention.png"))
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert not errors, errors
+    finally:
+        driver.quit()

@@ -1,0 +1,115 @@
+"""What a run records of itself while it trains: samples, curves, gradient flow (equal to a
+direct recorder call), TensorBoard events, and what a resume keeps of them."""
+
+import json
+
+import numpy as np
+import pytest
+from monitored import MODEL, TRAINING, run_example, write_pairs
+
+import minigrad as mg
+from minigrad.optim import clip_grad_norm_
+from transformer.analysis import GradientFlowRecorder
+from transformer.monitoring import read_samples
+from transformer.pipeline import _trainer, train_translation
+from transformer.run_folder import RunFolder
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_samples_are_printed_and_recorded_at_each_validation(monitored_run):
+    samples = read_samples(RunFolder(monitored_run.path))
+    assert list(samples) == [2, 4]
+    assert [[s["index"] for s in records] for records in samples.values()] == [[0, 1], [0, 1]]
+    printed = monitored_run.printed.splitlines()
+    for sample in samples[4]:
+        line = f"    sample  {sample['source']}  =>  {sample['output']}  "
+        line += ("(= reference)" if sample["output"] == sample["reference"]
+                 else f"(reference: {sample['reference']})")
+        assert line in printed
+
+
+def test_curves_and_flow_figures_are_written_at_the_end(monitored_run):
+    for name in ("curves.png", "flow.png"):
+        assert (monitored_run.path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_resume_cuts_back_the_records_after_its_checkpoint_and_goes_on(tmp_path):
+    pairs = write_pairs(tmp_path)
+    out = tmp_path / "run"
+    train_translation("pairs", out, MODEL, TRAINING, data=pairs, showcase=())
+    # as if killed after step 6 had been recorded but before its checkpoint
+    for name in ("samples.jsonl", "flow.jsonl"):
+        with open(out / name, "a") as file:
+            file.write(json.dumps({"step": 6, "quantity": "stale", "index": 0}) + "\n")
+    (out / "curves.png").unlink()
+    train_translation(None, out, training_options={"steps": 6}, resume=True, showcase=())
+    samples = lines(out / "samples.jsonl")
+    assert [(s["step"], s["index"]) for s in samples] == \
+        [(2, 0), (2, 1), (4, 0), (4, 1), (6, 0), (6, 1)]
+    flow = lines(out / "flow.jsonl")
+    assert sorted({row["step"] for row in flow}) == [2, 4, 6]
+    assert not [row for row in flow if row["quantity"] == "stale"]
+    assert (out / "curves.png").exists()
+
+
+def test_recorded_flow_equals_a_direct_recorder_call_at_that_step(monitored_run, tmp_path):
+    recorded = [row for row in lines(monitored_run.path / "flow.jsonl") if row["step"] == 2]
+    # the same run to step 1, then step 2 by hand under a recorder of its own
+    out = tmp_path / "run"
+    train_translation("pairs", out, MODEL, {**TRAINING, "steps": 1, "record_flow_every": 0},
+                      data=monitored_run.pairs, showcase=())
+    folder = RunFolder(out)
+    from transformer.builders import load_splits
+    from transformer.training import TrainingConfig
+
+    config = TrainingConfig(**{**TRAINING, "steps": 2})
+    splits = load_splits("pairs", monitored_run.pairs, config.seed)
+    trainer = _trainer(None, folder.model_config(), config, splits, folder.vocab(),
+                       folder.tokenizer(), None)
+    trainer.resume(mg.load(folder.checkpoint("last")))
+    batch = trainer.data.next_batch()
+    trainer.model.train()
+    trainer.optimizer.zero_grad()
+    with GradientFlowRecorder(trainer.model) as recorder:
+        logits = trainer.model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
+        trainer.loss(logits, batch.tgt_out, "mean").backward()
+        recorder.end_pass(2)
+        clip_grad_norm_(trainer.parameters, config.clip_norm)
+        trainer.optimizer.step()
+        recorder.after_update()
+    key = ("stack", "layer", "sublayer", "param", "quantity")
+    direct = {tuple(row[k] for k in key): row["value"] for row in recorder.rows}
+    assert {tuple(row[k] for k in key): row["value"] for row in recorded}.keys() == direct.keys()
+    for row in recorded:
+        assert row["value"] == pytest.approx(direct[tuple(row[k] for k in key)], rel=1e-6)
+
+
+def test_tensorboard_events_read_back_with_tensorboards_reader(monitored_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(monitored_run.tensorboard),
+                              size_guidance={"scalars": 0, "histograms": 0, "tensors": 0})
+    events.Reload()
+    tags = events.Tags()
+    assert {"train/loss", "train/lr", "valid/exact_match", "valid/bleu"} <= set(tags["scalars"])
+    metrics = lines(monitored_run.path / "metrics.jsonl")
+    valid = {r["step"]: r["loss"] for r in metrics if r["split"] == "valid"}
+    read = {e.step: e.value for e in events.Scalars("valid/loss")}
+    assert read.keys() == valid.keys()
+    assert np.allclose([read[s] for s in valid], list(valid.values()), rtol=1e-6)
+    assert "weights/encoder.embedding.weight" in tags["histograms"]
+    assert any(tag.startswith("gradients/") for tag in tags["histograms"])
+    assert any("samples" in tag for tag in tags["tensors"])
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_record_flow_takes_a_positive_interval(value, tmp_path):
+    result = run_example("train_translation.py", "--record-flow", value, "--out",
+                         tmp_path / "run")
+    err = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(err) == 1, result.stderr
+    assert "--record-flow" in err[0] and "positive integer" in err[0]
+    assert not (tmp_path / "run").exists()

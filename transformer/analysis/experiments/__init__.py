@@ -1,0 +1,25 @@
+"""The experiments of examples/gradient_flow.py, one per module, each registered by
+`@experiment` (transformer/analysis/study.py) under its id; their expectations are in
+transformer/analysis/expectations.py.
+
+    E1  Xiong et al. 2020 / Liu et al. 2020: the expected ‖∂L/∂W2‖ by layer at init
+    E2  Xiong et al. 2020: the last layer's expected gradient against depth
+    E3  Xiong et al. 2020: the LayerNorm input (post-LN) and the stream's growth (pre-LN)
+    E4  Dong et al. 2021: rank collapse of pure attention, with and without skip, float64
+    E5  Xiong et al. 2020: warmup ladder, toy translation (loss)
+    E6  Xiong et al. 2020: warmup ladder, copy task (exact match)
+    E7  Xiong et al. 2020: the branch's share of ∂L/∂x against the skip's
+    E8  Bachlechner et al. 2020: ReZero's identity at init and its convergence speed
+    E9  Liu et al. 2020: the output change against depth, paired by seed; the remedies
+"""
+
+from . import (  # noqa: F401  (each registers its experiment)
+    e1_expected_gradient,
+    e2_gradient_by_depth,
+    e3_layernorm_input,
+    e4_rank_collapse,
+    e5_e6_warmup,
+    e7_skip_versus_branch,
+    e8_rezero,
+    e9_output_change,
+)

@@ -1,0 +1,60 @@
+"""E8: ReZero (Bachlechner et al. 2020): the identity at init, and the finding itself, faster
+convergence than post-LN and pre-LN at equal depth and rate without warmup, and a deeper stack
+trained without warmup or LayerNorm."""
+
+import numpy as np
+
+from ..jacobian import isometry_defects
+from ..plots import plot_curves
+from ..streams import layer_streams
+from ..study import Check, Outcome, build_model, experiment, make_trainer, train
+
+REZERO_LR = 1e-3  # the constant rate of every arm (no warmup)
+
+
+def stack_deviation(model, batch):
+    """{stack: [‖x_l − x_0‖ / ‖x_0‖ for l = 1..L]}."""
+    streams = layer_streams(model, batch)
+    return {stack: [float(np.linalg.norm(x - xs[0]) / np.linalg.norm(xs[0])) for x in xs[1:]]
+            for stack, xs in streams.items()}
+
+
+@experiment(name="E8", title="ReZero: identity and convergence", claim="Bachlechner et al. 2020")
+def rezero(study):
+    scale, data, depth = study.scale, study.data, study.scale.depth
+    steps = scale.get("rezero_steps", 200 if not scale.quick else 8)
+    batch = study.probes[0]
+    deviation, defects = [], []
+    for seed in range(scale.seeds):
+        model = study.model("rezero", depth, seed)
+        deviation.append(max(max(v) for v in stack_deviation(model, batch).values()))
+        defects.append(max(max(v) for v in isometry_defects(model, batch).values()))
+    curves, last, rows = {}, {}, []
+    arms = [("rezero", depth), ("post-LN", depth), ("pre-LN", depth), ("rezero", scale.deep)]
+    for variant, layers in arms:
+        label = f"{variant}, {layers} layers"
+        runs = []
+        for seed in range(scale.seeds):
+            model = build_model(data, seed, layers, **scale.model_sizes, scheme_name=variant)
+            runs.append(train(make_trainer(model, data, scale.batch_size, seed,
+                                           lambda step: REZERO_LR), steps))
+        runs = np.array(runs)
+        curves[label] = (list(range(1, steps + 1)), runs)
+        last[label] = np.mean(runs[:, -max(1, steps // 10):], axis=1)
+        rows += [{"config": label, "seed": seed, "step": step, "quantity": "train_loss",
+                  "value": float(v)} for seed, run in enumerate(runs)
+                 for step, v in enumerate(run, start=1)]
+    same = f"{depth} layers"
+    checks = [Check("max ‖x_l − x_0‖/‖x_0‖ at init", deviation, expect="E8.identity"),
+              Check("max ‖vᵀJ − v‖/‖v‖ at init", defects),
+              Check(f"rezero minus post-LN, final loss ({same})",
+                    last[f"rezero, {same}"] - last[f"post-LN, {same}"], expect="E8.faster"),
+              Check(f"rezero minus pre-LN, final loss ({same})",
+                    last[f"rezero, {same}"] - last[f"pre-LN, {same}"]),
+              Check(f"rezero, {scale.deep} layers: final loss",
+                    last[f"rezero, {scale.deep} layers"])]
+    figure = plot_curves(curves, f"E8: training loss at lr {REZERO_LR:g} without warmup",
+                         "step", "training loss")
+    return Outcome("E8", "rezero", "Bachlechner et al. 2020",
+                   f"identity at init; final training loss after {steps} steps", checks, rows,
+                   figure)

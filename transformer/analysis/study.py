@@ -1,0 +1,412 @@
+"""The experiment framework of the gradient-flow study, for its experiments and for a user's
+own (docs/write_your_own_experiment.md):
+
+- `experiment(name=..., title=..., claim=...)`: registers a function `run(study) -> Outcome`
+  under `name`, so that examples/gradient_flow.py runs it (`--only name`);
+- `Study(scale, task)`: the task's data, the models measured at init (built once, recorded
+  once) and `study.task(name)` for another task's data;
+- `build_model`, `make_trainer`, `train` (advances `trainer.step` and fires the Trainer's
+  callbacks), `warmup_schedule`;
+- `Check` (a figure per seed against an Expectation or explicit bounds; held, NOT held, not
+  testable, or only reported) and `Outcome` (an experiment's checks, rows and figure).
+"""
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.optim import LambdaLR
+
+from ..builders import build_vocab
+from ..config import TransformerConfig
+from ..data import Vocab, load_task
+from ..data.batching import BatchIterator, encode_pairs, make_batch
+from ..data.grammar import toy_en_es
+from ..initialization import initialize
+from ..model import Transformer
+from ..residual import apply_scheme, scheme
+from ..training import NonFiniteLossError, Trainer, TrainingConfig, paper_optimizer
+from .expectations import expectation
+from .noise import gradient_statistics, probe_loss
+from .plots import plot_verdicts
+from .recorder import GradientFlowRecorder, select, write_csv
+
+VALID_EXAMPLES = 200  # a run's final loss: teacher-forced, on this many validation examples
+STACK_NAMES = {"encoder": "enc", "decoder": "dec"}
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Model sizes, seeds and budgets of a run; `extra` holds an experiment's own settings."""
+
+    seeds: int = 3
+    d_model: int = 32
+    n_heads: int = 4
+    d_ff: int = 128
+    probe_batches: int = 16  # E1-E3, E7: the expected gradient over these validation batches
+    probe_batch_size: int = 32
+    depth: int = 6  # E1, E3, E7, E8
+    deep: int = 12  # E4
+    depths: tuple = (2, 4, 6, 8, 12)  # E2, E9
+    batch_size: int = 32
+    quick: bool = False  # a smoke run: its verdicts are not the study's
+    toy_sizes: dict = field(default_factory=dict)  # toy-en-es split sizes; empty: the task's
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def model_sizes(self):
+        return dict(d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff)
+
+    def get(self, key, default):
+        """An experiment's own setting `key` (its default unless `extra` sets it)."""
+        return self.extra.get(key, default)
+
+
+DEFAULT = Scale()
+QUICK = Scale(seeds=1, d_model=16, n_heads=2, d_ff=64, probe_batches=2, probe_batch_size=16,
+              depth=3, deep=6, depths=(2, 4, 6), quick=True,
+              toy_sizes=dict(n_train=4000, n_valid=300, n_test=100, n_compositional=0,
+                             n_cross=0))
+
+
+# ----- data, models, training -----------------------------------------------------------------
+@dataclass
+class TaskData:
+    """A task's joint vocabulary (from its training split, as the pipeline builds it), its
+    training pairs as ids, and its held-out examples."""
+
+    vocab: Vocab
+    train: list
+    valid: list
+    test: list
+
+    @classmethod
+    def load(cls, task, seed=0, toy_sizes=None):
+        """The task's data; `toy_sizes` (toy-en-es only): toy_en_es's split sizes, for a
+        smaller draw than the task's own."""
+        if toy_sizes and task != "toy-en-es":
+            raise ValueError(f"toy_sizes {toy_sizes} are for the toy-en-es task, not {task!r}; "
+                             f"drop them")
+        splits = toy_en_es(seed, **toy_sizes) if toy_sizes else load_task(task, seed=seed)
+        vocab = build_vocab(splits)
+        return cls(vocab, encode_pairs(splits["train"], vocab), splits["valid"], splits["test"])
+
+    def batch(self, size=16):
+        """The first `size` validation pairs as one batch (what a scheme profiles on)."""
+        pairs = encode_pairs(self.valid[:size], self.vocab)
+        return make_batch(pairs, range(len(pairs)), self.vocab)
+
+
+def build_model(data, seed, depth, d_model, n_heads, d_ff, scheme_name="post-LN",
+                init="xavier"):
+    """A Transformer with `depth` layers per stack on `data`'s joint vocabulary, initialized
+    from `seed`, without dropout (measurements are deterministic), with the residual scheme
+    `scheme_name` (transformer/residual.py) and the initialization `init`
+    (transformer/initialization.py) applied."""
+    mg.manual_seed(seed)
+    model = Transformer(TransformerConfig(
+        len(data.vocab), len(data.vocab), d_model=d_model, n_heads=n_heads,
+        n_encoder_layers=depth, n_decoder_layers=depth, d_ff=d_ff, dropout=0.0, max_len=64,
+        share_embeddings=True, pad_id=data.vocab.pad_id, **scheme(scheme_name).config_fields))
+    initialize(model, init)
+    apply_scheme(model, scheme_name, data.batch() if scheme_name == "admin" else None)
+    return model
+
+
+def warmup_schedule(peak_lr, warmup_steps, decay_from):
+    """lr(s) for update s = 1, 2, ...: `peak_lr` × min(1, s / warmup_steps) (no warmup when 0)
+    × min(1, √(decay_from / s)): the warmups differ in the warmup alone."""
+    def lr(step):
+        ramp = min(1.0, step / warmup_steps) if warmup_steps else 1.0
+        return peak_lr * ramp * min(1.0, math.sqrt(decay_from / step))
+    return lr
+
+
+def make_trainer(model, data, batch_size, seed, schedule, callbacks=()):
+    """The project's Trainer (Adam β = (0.9, 0.98), label smoothing 0.1, clipping at 1) on
+    `data`, its rate lr(step) = `schedule(step)`, step counted from 1."""
+    config = TrainingConfig(batch_size=batch_size, seed=seed, progress=False)
+    batches = BatchIterator(data.train, data.vocab, batch_size, seed=seed)
+    optimizer = paper_optimizer(model, config)  # lr 1, which the schedule scales
+    scheduler = LambdaLR(optimizer, lambda count: schedule(count + 1))  # counts from 0
+    return Trainer(model, batches, data.valid, data.vocab, config, callbacks=callbacks,
+                   optimizer=optimizer, scheduler=scheduler)
+
+
+def train(trainer, steps):
+    """`steps` more steps of `trainer`: each its `train_step` (which fires the callbacks'
+    `on_backward_end`), `trainer.step` advanced, the loss read, then every callback's
+    `on_step_end`, as `Trainer.train` does, without its logging, validation and checkpoints.
+    Returns each step's loss, NaN from a step where the loss diverged on."""
+    losses = []
+    try:
+        while len(losses) < steps:
+            record = trainer.train_step(trainer.data.next_batch())
+            trainer.step += 1
+            losses.append(trainer.read()["loss"])
+            record.update(step=trainer.step, split="train")
+            for callback in trainer.callbacks:
+                callback.on_step_end(trainer, trainer.step, record)
+    except NonFiniteLossError:
+        losses += [math.nan] * (steps - len(losses))
+    return losses
+
+
+class Study:
+    """An experiment's context: the scale, the task's data (`data`, toy-en-es by default),
+    other tasks' data (`task(name)`, loaded once, or given in `tasks`), and the models
+    measured at init, each built and measured once: per probe batch the recorder's rows
+    (step = the batch's number, from 1), and over all of them the gradient statistics (step
+    0)."""
+
+    def __init__(self, scale=DEFAULT, data=None, task="toy-en-es", tasks=None):
+        self.scale = scale
+        self._tasks = dict(tasks or {})  # {name: TaskData} given rather than loaded
+        self.data = data if data is not None else self.task(task)
+        size = scale.probe_batch_size
+        pairs = encode_pairs(self.data.valid[:scale.probe_batches * size], self.data.vocab)
+        self.probes = [make_batch(pairs, range(start, min(start + size, len(pairs))),
+                                  self.data.vocab) for start in range(0, len(pairs), size)]
+        self._models, self._rows = {}, {}
+
+    def task(self, name):
+        if name not in self._tasks:
+            sizes = self.scale.toy_sizes if name == "toy-en-es" else None
+            self._tasks[name] = TaskData.load(name, toy_sizes=sizes)
+        return self._tasks[name]
+
+    def model(self, variant, depth, seed, init="xavier"):
+        key = (variant, depth, seed, init)
+        if key not in self._models:
+            self._models[key] = build_model(self.data, seed, depth, **self.scale.model_sizes,
+                                            scheme_name=variant, init=init)
+        return self._models[key]
+
+    def rows(self, variant, depth, seed, init="xavier"):
+        """The rows of the scheme `variant` with `depth` layers per stack, `depth` and `seed`
+        added."""
+        key = (variant, depth, seed, init)
+        if key not in self._rows:
+            model, pad = self.model(variant, depth, seed, init), self.data.vocab.pad_id
+            model.zero_grad()
+            label = variant if init == "xavier" else f"{variant}, {init}"
+            with GradientFlowRecorder(model, label) as recorder:
+                for number, batch in enumerate(self.probes, start=1):
+                    probe_loss(model, batch, pad).backward()
+                    recorder.end_pass(number)
+                    model.zero_grad()
+            rows = recorder.rows + gradient_statistics(model, self.probes, pad, label)
+            self._rows[key] = [dict(row, depth=depth, seed=seed) for row in rows]
+        return self._rows[key]
+
+    def values(self, variant, depth, pick, init="xavier"):
+        """(n_seeds, n): `pick(rows)` (n values) for each seed's model."""
+        return np.array([pick(self.rows(variant, depth, seed, init))
+                         for seed in range(self.scale.seeds)], dtype=float)
+
+    def all_rows(self, variants, depths):
+        return [row for variant in variants for depth in depths
+                for seed in range(self.scale.seeds) for row in self.rows(variant, depth, seed)]
+
+
+def mean_value(rows, **fields):
+    """The mean value of the rows with these fields."""
+    found = select(rows, **fields)
+    if not found:
+        raise LookupError(f"no row matches {fields}")
+    return float(np.mean([row["value"] for row in found]))
+
+
+def ffn_w2(stack, layer):
+    """The name of the second FFN weight of a layer (numbered from 1)."""
+    return f"{stack}.layers.{layer - 1}.ffn.sublayer.linear2.weight"
+
+
+def slope(xs, ys):
+    """The least-squares slope of log y against log x."""
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def ffn_gain(d_model, d_ff):
+    """c = E‖FFN(x)‖² / ‖x‖² at init for this project's initialisation (Xavier-uniform
+    weights of variance 2/(fan_in + fan_out), zero biases, ReLU keeping half the power):
+    2·d·f/(d+f)². Xiong et al.'s weights of variance 1/d with d_ff = d give ½."""
+    return 2 * d_model * d_ff / (d_model + d_ff) ** 2
+
+
+# ----- outcomes -------------------------------------------------------------------------------
+HELD, NOT_HELD, UNTESTABLE, REPORTED = "held", "NOT held", "not testable", "reported"
+
+
+@dataclass
+class Check:
+    """A figure measured once per seed, judged on its mean against [low, high]: the bounds of
+    the Expectation `expect` (transformer/analysis/expectations.py), or explicit ones (a
+    user's own); with neither it is only reported. `untestable` (a reason) makes it "not
+    testable at this scale" whatever the values."""
+
+    label: str
+    values: list
+    low: float | None = None
+    high: float | None = None
+    expect: str | None = None
+    untestable: str | None = None
+
+    def __post_init__(self):
+        if self.expect is not None:
+            found = expectation(self.expect)
+            self.low, self.high = found.low, found.high
+        self.values = [float(v) for v in np.atleast_1d(self.values)]
+
+    @property
+    def judged(self):
+        return self.untestable is None and (self.low is not None or self.high is not None)
+
+    @property
+    def mean(self):
+        return float(np.mean(self.values)) if self.values else math.nan
+
+    @property
+    def held(self):
+        return (self.low is None or self.mean >= self.low) and \
+            (self.high is None or self.mean <= self.high)
+
+    @property
+    def verdict(self):
+        if self.untestable is not None:
+            return UNTESTABLE
+        return (HELD if self.held else NOT_HELD) if self.judged else REPORTED
+
+    def bounds_text(self):
+        if self.low is not None and self.high is not None:
+            return f"in [{self.low:g}, {self.high:g}]"
+        return f">= {self.low:g}" if self.low is not None else f"<= {self.high:g}"
+
+    def __str__(self):
+        text = f"{self.label} {self.mean:.3g}±{np.std(self.values):.2g}"
+        if self.untestable is not None:
+            return f"{text} (not testable at this scale: {self.untestable})"
+        if not self.judged:
+            return text
+        return f"{text} ({self.bounds_text()}: {self.verdict})"
+
+    def record(self):
+        """The check as a dict for verdicts.json."""
+        return {"label": self.label, "values": self.values, "mean": self.mean,
+                "low": self.low, "high": self.high, "expectation": self.expect,
+                "verdict": self.verdict, "untestable": self.untestable}
+
+
+@dataclass
+class Outcome:
+    """One experiment's result: the claim it tests, its checks, its measurements (CSV rows)
+    and its figure (None: none)."""
+
+    id: str
+    name: str
+    claim: str
+    headline: str
+    checks: list
+    rows: list
+    figure: object = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def verdict(self):
+        """NOT held if any judged check fails; held if every judged one holds; not testable
+        if none is judged but one is untestable; else reported."""
+        verdicts = [check.verdict for check in self.checks]
+        if NOT_HELD in verdicts:
+            return NOT_HELD
+        if HELD in verdicts:
+            return HELD
+        return UNTESTABLE if UNTESTABLE in verdicts else REPORTED
+
+    def summary(self):
+        checks = "; ".join(str(check) for check in self.checks)
+        return f"{self.id}: {self.headline}: {checks} -> {self.verdict}"
+
+    def record(self):
+        return {"id": self.id, "name": self.name, "claim": self.claim, "verdict": self.verdict,
+                "checks": [check.record() for check in self.checks], "notes": self.notes}
+
+    def save(self, folder):
+        """Write `<id>_<name>.csv` (and `.png` with a figure) into `folder`."""
+        stem = Path(folder) / f"{self.id}_{self.name}"
+        write_csv(self.rows, stem.with_suffix(".csv"))
+        if self.figure is not None:
+            self.figure.savefig(stem.with_suffix(".png"), dpi=120)
+
+
+def write_verdicts(outcomes, path, scale):
+    """verdicts.json: every outcome's verdict and checks, and whether it was a smoke run."""
+    payload = {"quick": scale.quick, "seeds": scale.seeds,
+               "outcomes": [outcome.record() for outcome in outcomes]}
+    Path(path).write_text(json.dumps(payload, indent=1, allow_nan=True) + "\n")
+
+
+def summary_figure(outcomes, quick=False):
+    """Every judged check of `outcomes` against its bounds, one row each."""
+    rows = [(outcome.id, check.label, check.mean, float(np.std(check.values)), check.low,
+             check.high, check.verdict)
+            for outcome in outcomes for check in outcome.checks if check.judged]
+    title = "verdicts (mean ± std over seeds; grey: the expected interval)"
+    return plot_verdicts(rows, ("smoke run, not the study: " if quick else "") + title)
+
+
+# ----- the registry ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Experiment:
+    """A registered experiment: `run(study) -> Outcome`; `default` whether the default run
+    includes it."""
+
+    name: str
+    run: Callable
+    title: str = ""
+    claim: str = ""
+    default: bool = True
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def experiment(name: str, title: str = "", claim: str = "", default: bool = True):
+    """Register the decorated `run(study) -> Outcome` as the experiment `name` (a user's own
+    experiment is then run like E1-E9: `--only name`). Returns the function unchanged."""
+    def register(run):
+        if name in EXPERIMENTS:
+            raise ValueError(f"experiment {name!r} is registered already; choose another name "
+                             f"than {', '.join(EXPERIMENTS)}")
+        EXPERIMENTS[name] = Experiment(name, run, title, claim, default)
+        return run
+    return register
+
+
+def run_experiments(names, scale=DEFAULT, study=None):
+    """The Outcome of each registered experiment in `names`, in order, yielded as each
+    finishes, all on one Study."""
+    unknown = [name for name in names if name not in EXPERIMENTS]
+    if unknown:
+        raise ValueError(f"unknown experiment {', '.join(unknown)}; registered: "
+                         f"{', '.join(EXPERIMENTS)}")
+    study = study if study is not None else Study(scale)
+    for name in names:
+        yield EXPERIMENTS[name].run(study)
+
+
+def bound_lines(*keys, factor=1.0):
+    """{label: y} of the bounds of these expectations (× `factor` where a bound is relative),
+    for a figure's `bounds`: the figure reads the bound the verdict judges."""
+    lines = {}
+    for key in keys:
+        found = expectation(key)
+        for side, value in (("low", found.low), ("high", found.high)):
+            if value is not None:
+                lines[f"{key} {'>=' if side == 'low' else '<='} {value * factor:.3g}"] = \
+                    value * factor
+    return lines

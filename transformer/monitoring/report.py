@@ -1,0 +1,166 @@
+"""The report page of a run: one HTML file that works offline (Plotly's JavaScript inlined, no
+CDN, no server) with the run's curves, its sample translations over training, its gradient
+flow when recorded, and an attention view of chosen sentences (layer and head choosers, the
+source and target tokens; pointing at a token shows what it attends to, with the weights).
+
+Plotly (the `examples` extra) draws the curves and heat maps: zoom, hover values and
+resizing come with it; the page's own script only wires the choosers and the tokens to the
+attention heat map."""
+
+import html
+import json
+from pathlib import Path
+from string import Template
+
+import numpy as np
+
+from .attention import KINDS
+from .curves import run_panels
+from .flow import FLOW_FILE, flow_table, update_ratio_table
+from .samples import read_samples
+
+REPORT_FILE = "report.html"
+TEMPLATE = Path(__file__).with_name("report.template.html")
+KIND_NAMES = {"cross_attention": "cross-attention (decoder -> source)",
+              "encoder_attention": "encoder self-attention",
+              "decoder_attention": "decoder self-attention"}
+
+
+def plotly():
+    """The plotly package; ImportError naming the extra without it."""
+    try:
+        import plotly
+        import plotly.graph_objects  # noqa: F401
+        import plotly.offline  # noqa: F401
+        import plotly.subplots  # noqa: F401
+    except ImportError as error:
+        raise ImportError("the report page needs plotly: pip install -e '.[examples]'"
+                          ) from error
+    return plotly
+
+
+def write_report(folder, views, path=None):
+    """Write the report page of RunFolder `folder` to `path` (default: its report.html), the
+    attention view showing `views` (`attention.attention_views`); returns the path."""
+    plotly_module = plotly()
+    path = Path(path) if path is not None else folder.file(REPORT_FILE)
+    body = "\n".join([summary_section(folder), curves_section(folder, plotly_module),
+                      samples_section(folder), flow_section(folder, plotly_module),
+                      attention_section(views)])
+    page = Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
+        title=html.escape(f"Training run {folder.path.resolve().name}"), body=body,
+        plotly=plotly_module.offline.get_plotlyjs(),
+        attention=json.dumps([page_view(view) for view in views]).replace("</", "<\\/"))
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def page_view(view):
+    """A view as the page's script reads it: nested lists of the weights as float32 stores
+    them (every digit kept, so the page shows the model's numbers)."""
+    return {**{key: view[key] for key in ("sentence", "translation", "encoder_tokens",
+                                          "decoder_tokens")},
+            **{kind: [layer.astype(float).tolist() for layer in view[kind]] for kind in KINDS}}
+
+
+def summary_section(folder):
+    config = folder.config()
+    model, training = config.get("model", {}), config.get("training", {})
+    metrics = folder.read_json("metrics.json") if folder.file("metrics.json").exists() else {}
+    facts = [f"task {config.get('task', {}).get('name')}",
+             f"d_model {model.get('d_model')}, {model.get('n_heads')} heads, "
+             f"{model.get('n_encoder_layers')}+{model.get('n_decoder_layers')} layers",
+             f"{training.get('steps')} steps"]
+    if "test_exact_match" in metrics:
+        facts.append(f"test exact match {metrics['test_exact_match']:.4f}, BLEU "
+                     f"{metrics['test_bleu']:.2f} (best checkpoint, step "
+                     f"{metrics.get('best_step')})")
+    return f"<p>{html.escape('; '.join(facts))}</p>"
+
+
+def figure_html(figure, div_id):
+    return figure.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
+                          config={"displaylogo": False})
+
+
+def curves_section(folder, plotly_module):
+    panels = run_panels(folder.metrics_records())
+    if not panels:
+        return "<h2>Curves</h2><p class='missing'>metrics.jsonl holds no record yet.</p>"
+    go, subplots = plotly_module.graph_objects, plotly_module.subplots
+    rows = (len(panels) + 1) // 2
+    figure = subplots.make_subplots(rows=rows, cols=2, subplot_titles=list(panels))
+    for number, (lines, ylabel) in enumerate(panels.values()):
+        row, col = number // 2 + 1, number % 2 + 1
+        for label, (steps, values) in lines.items():
+            figure.add_trace(go.Scatter(x=steps, y=values, name=label, mode="lines+markers",
+                                        marker={"size": 4}), row=row, col=col)
+        figure.update_xaxes(title_text="step", row=row, col=col)
+        figure.update_yaxes(title_text=ylabel, row=row, col=col,
+                            type="log" if number == 0 else "linear")
+    figure.update_layout(height=330 * rows, margin={"t": 40})
+    return "<h2>Curves</h2>" + figure_html(figure, "curves")
+
+
+def samples_section(folder):
+    samples = read_samples(folder)
+    if not samples:
+        return ("<h2>Sample translations</h2><p class='missing'>This run recorded no sample "
+                "translations: train with <code>--samples N</code> (N validation sentences "
+                "translated at each validation).</p>")
+    first = next(iter(samples.values()))
+    head = "".join(f"<th>{html.escape(s['source'])}<br><small>reference: "
+                   f"{html.escape(s['reference'])}</small></th>" for s in first)
+    rows = []
+    for step, records in samples.items():
+        cells = "".join(
+            f"<td class='{'right' if s['output'] == s['reference'] else 'wrong'}'>"
+            f"{html.escape(s['output']) or '<i>(empty)</i>'}</td>" for s in records)
+        rows.append(f"<tr><td>{step}</td>{cells}</tr>")
+    return ("<h2>Sample translations</h2><p>At each validation, with the weights validation "
+            "judges (green: equal to the reference).</p><table class='samples'><tr><th>step"
+            f"</th>{head}</tr>{''.join(rows)}</table>")
+
+
+def flow_section(folder, plotly_module):
+    rows = folder.records(FLOW_FILE)
+    if not rows:
+        return ("<h2>Gradient flow</h2><p class='missing'>This run recorded no gradient flow: "
+                "train it with <code>--record-flow N</code> (the recorder every N steps; "
+                "<code>--resume --record-flow N</code> starts recording in a run under "
+                "way).</p>")
+    go, subplots = plotly_module.graph_objects, plotly_module.subplots
+    tables = {"gradient norm at the block's input ‖∂L/∂x‖ (log10)": flow_table(rows),
+              "update-to-weight ratio ‖Δw‖/‖w‖, median (log10)": update_ratio_table(rows)}
+    figure = subplots.make_subplots(rows=1, cols=2, subplot_titles=list(tables),
+                                    shared_yaxes=True, horizontal_spacing=0.12)
+    for col, (labels, steps, values) in enumerate(tables.values(), start=1):
+        logged = np.where(values > 0, np.log10(np.where(values > 0, values, 1.0)), np.nan)
+        figure.add_trace(go.Heatmap(z=logged.tolist(), x=steps, y=labels, colorscale="Magma",
+                                    colorbar={"x": 0.44 if col == 1 else 1.0, "len": 0.9},
+                                    hovertemplate="%{y}, step %{x}: 10^%{z:.3f}"
+                                                  "<extra></extra>"), row=1, col=col)
+        figure.update_xaxes(title_text="step", row=1, col=col)
+    figure.update_yaxes(autorange="reversed")
+    figure.update_layout(height=160 + 28 * len(tables[next(iter(tables))][0]),
+                         margin={"t": 40, "l": 160})
+    return ("<h2>Gradient flow</h2><p>Per residual block (docs/conventions.md, "
+            "\"Gradient-flow records\"), at every recorded step.</p>"
+            + figure_html(figure, "flow"))
+
+
+def attention_section(views):
+    if not views:
+        return "<h2>Attention</h2><p class='missing'>No sentence was given.</p>"
+    kinds = "".join(f"<option value='{kind}'>{name}</option>"
+                    for kind, name in KIND_NAMES.items())
+    return ("<h2>Attention</h2><p>Each sentence translated greedily by the best checkpoint, "
+            "then read once more with every attention weight recorded. Point at a token of "
+            "the attending side (or click a row of the heat map) to see its weights.</p>"
+            "<div class='controls'><label>sentence <select id='sentence'></select></label>"
+            f"<label>attention <select id='kind'>{kinds}</select></label>"
+            "<label><select id='layer'></select></label>"
+            "<label><select id='head'></select></label></div>"
+            "<div>attending: <span id='queries' class='tokens'></span></div>"
+            "<div>what <b id='pointed'></b> attends to: <span id='keys' class='tokens'>"
+            "</span></div><div id='attention-heatmap'></div>")
