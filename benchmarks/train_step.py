@@ -8,7 +8,8 @@ timed, each split into its phases (the device is synchronized between them):
 
     forward    zero_grad + forward + loss
     backward   the backward pass
-    optimizer  the Adam step
+    optimizer  the Adam step, then the weights' moving average (`--ema-decay`, the main
+               job's 0.999 by default; 0: none)
 
 Measured in the same run: the forward alone under no-grad (eval mode); the peak RSS of the
 process and its page faults per timed step (fresh memory the kernel hands out: memory freed
@@ -19,15 +20,16 @@ everything but the matrix products were free. `blas_share` = floor / median step
 of the step the products need.
 
     python benchmarks/train_step.py --framework minigrad|torch --config tiny|small|base
-        [--device cpu|cuda] [--fused] [--steps 20] [--warmup 3] [--json] [--profile]
-    python benchmarks/train_step.py --count --config tiny|small|base [--fused] [--steps 1]
-        [--json]
+        [--device cpu|cuda] [--fused] [--ema-decay 0.999] [--steps 20] [--warmup 3] [--json]
+        [--profile]
+    python benchmarks/train_step.py --count --config tiny|small|base [--fused]
+        [--ema-decay 0.999] [--steps 1] [--json]
 
 `--count` times nothing: it runs the step as `Trainer.train_step` takes it (with clipping,
-and the optimizer step skipped on the device for a non-finite loss) on 'cuda' run by the CuPy
-stand-in (minigrad/testing/fake_cupy.py, no GPU needed), and reports the kernel launches and
-device-to-host synchronizations per step, by phase, by op and by kernel, by the stand-in's
-counting rule.
+the optimizer step skipped on the device for a non-finite loss, and the moving average) on
+'cuda' run by the CuPy stand-in (minigrad/testing/fake_cupy.py, no GPU needed), and reports
+the kernel launches and device-to-host synchronizations per step, by phase, by op and by
+kernel, by the stand-in's counting rule.
 
 `--profile` then prints a per-op time table over a few more steps: for minigrad, the time
 spent in each op's forward (`Function.apply`: checks, forward, graph recording) and in its
@@ -61,6 +63,7 @@ from configs import (
 from transformer import cli
 
 GEMM_SIZE = {"cpu": 2048, "cuda": 8192}  # side of the square product that measures the rate
+EMA_DECAY = 0.999  # the main job's moving average of the weights
 
 
 # ----- what the step costs in matrix products ---------------------------------------------
@@ -106,6 +109,7 @@ class _Step:
 
     def optimizer_step(self):
         self.optimizer.step()
+        self.average_step()
 
     def inference(self):
         """One forward pass in eval mode without gradients; the model is left training."""
@@ -118,7 +122,7 @@ class _Step:
 class MinigradStep(_Step):
     """The training step in minigrad."""
 
-    def __init__(self, config, device):
+    def __init__(self, config, device, ema_decay):
         import minigrad as mg
         from minigrad.backend import get_backend
         from minigrad.nn import functional as F
@@ -133,6 +137,12 @@ class MinigradStep(_Step):
                                                for ids in random_batch(config))
         self.synchronize = get_backend(device).synchronize
         self.device = device
+        self.average = mg.optim.ExponentialMovingAverage(
+            self.model.named_parameters(), ema_decay) if ema_decay else None
+
+    def average_step(self):
+        if self.average is not None:
+            self.average.update()
 
     def parameter_count(self):
         return self.model.num_parameters()
@@ -159,7 +169,7 @@ class MinigradStep(_Step):
 class TorchStep(_Step):
     """The training step in PyTorch, on the same model (`torch_reference.Transformer`)."""
 
-    def __init__(self, config, device):
+    def __init__(self, config, device, ema_decay):
         import torch
         from torch_reference import Transformer, parameter_count
 
@@ -171,6 +181,15 @@ class TorchStep(_Step):
                                           betas=ADAM_BETAS, eps=ADAM_EPS)
         self.src, self.tgt_in, self.tgt_out = (torch.from_numpy(ids).to(self.device)
                                                for ids in random_batch(config))
+        self.ema_decay = ema_decay
+        self.parameters = [p for p in self.model.parameters()]
+        self.averages = [p.detach().clone() for p in self.parameters]
+
+    def average_step(self):
+        """The moving average as one multi-tensor lerp (the decay without the warm-up)."""
+        if self.ema_decay:
+            with self.torch.no_grad():
+                self.torch._foreach_lerp_(self.averages, self.parameters, 1 - self.ema_decay)
 
     def synchronize(self):
         if self.device.type == "cuda":
@@ -355,9 +374,9 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 
 
-def measure(framework, config, device, steps, warmup):
+def measure(framework, config, device, steps, warmup, ema_decay=EMA_DECAY):
     """One run: the runner (for profiling after it) and the JSON record."""
-    runner = FRAMEWORKS[framework](config, device)
+    runner = FRAMEWORKS[framework](config, device, ema_decay)
     for _ in range(warmup):
         run_step(runner)
     faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -385,6 +404,7 @@ def measure(framework, config, device, steps, warmup):
         "max_ms": max(step_ms),
         "steps": steps,
         "warmup": warmup,
+        "ema_decay": ema_decay,
         "phases": {name: statistics.median(1e3 * phase[i] for phase in phases)
                    for i, name in enumerate(("forward_ms", "backward_ms", "optimizer_ms"))},
         "no_grad_forward_ms": statistics.median(no_grad_ms),
@@ -406,7 +426,7 @@ def measure(framework, config, device, steps, warmup):
 def trainer_step_phases(runner):
     """One step as `Trainer.train_step` takes it, yielding each phase's name when it is done:
     zero_grad + forward + loss, backward, clipping (norm 1) with the step's finite flag, and
-    the optimizer step that the flag skips on the device."""
+    the optimizer step that the flag skips on the device, and the moving average, if any."""
     mg = runner.mg
     runner.zero_grad()
     loss = runner.forward_loss()
@@ -418,9 +438,12 @@ def trainer_step_phases(runner):
     yield "clip"
     runner.optimizer.step(skip=~finite)
     yield "optimizer"
+    if runner.average is not None:
+        runner.average_step()
+        yield "average"
 
 
-def count(config, steps, warmup, fused=False):
+def count(config, steps, warmup, fused=False, ema_decay=EMA_DECAY):
     """The kernel launches and device-to-host synchronizations of `steps` training steps on
     'cuda' run by the CuPy stand-in (its counting rule: minigrad/testing/fake_cupy.py), after
     `warmup` steps (the first builds the optimizer's flat arrays), with or without the fused
@@ -431,13 +454,13 @@ def count(config, steps, warmup, fused=False):
     with fake_cupy.installed(devices=1):
         use_fused_kernels(fused)
         try:
-            return _count(fake_cupy.monitor, config, steps, warmup)
+            return _count(fake_cupy.monitor, config, steps, warmup, ema_decay)
         finally:
             use_fused_kernels(False)
 
 
-def _count(monitor, config, steps, warmup):
-    runner = MinigradStep(config, "cuda")
+def _count(monitor, config, steps, warmup, ema_decay):
+    runner = MinigradStep(config, "cuda", ema_decay)
     for _ in range(warmup):
         for _ in trainer_step_phases(runner):
             pass
@@ -468,6 +491,7 @@ def _count(monitor, config, steps, warmup):
         "syncs_per_step": syncs / steps,
         "steps": steps,
         "warmup": warmup,
+        "ema_decay": ema_decay,
         "phases": {phase: {"launches": n / steps, "syncs": m / steps}
                    for phase, (n, m) in phases.items()},
         "by_op": meter.by_op(steps),
@@ -483,7 +507,8 @@ def describe_counts(record, rows=12):
                  key=lambda item: -(item[1]["forward_launches"] + item[1]["backward_launches"]))
     lines = [(f"minigrad {record['config']} on {record['device']}"
               f"{', fused kernels' if record['fused'] else ''}, Trainer.train_step with "
-              f"clipping: {record['launches_per_step']:.0f} kernel launches and "
+              f"clipping{', moving average' if record['ema_decay'] else ''}: "
+              f"{record['launches_per_step']:.0f} kernel launches and "
               f"{record['syncs_per_step']:.0f} synchronizations per step"),
              "  phases: " + ", ".join(f"{name} {counts['launches']:.0f} launches / "
                                       f"{counts['syncs']:.0f} syncs"
@@ -542,16 +567,23 @@ def main():
                         help="then print a per-op time table over a few more steps")
     parser.add_argument("--fused", action="store_true",
                         help="minigrad on cuda: the fused kernels (use_fused_kernels)")
+    parser.add_argument("--ema-decay", type=float, default=EMA_DECAY,
+                        help="the weights' moving average after each optimizer step, with this "
+                             "decay (the main job's; 0: none)")
     parser.add_argument("--count", action="store_true",
                         help="count kernel launches and device-to-host synchronizations per "
                              "step on the CuPy stand-in (no GPU needed) instead of timing")
     args = parser.parse_args()
     if args.steps < 1 or args.warmup < 0:
         parser.error("--steps must be >= 1 and --warmup >= 0")
+    if not 0 <= args.ema_decay < 1:
+        parser.error(f"--ema-decay must be in [0, 1) (0: no moving average), got "
+                     f"{args.ema_decay}")
     if args.count:
         if args.framework != "minigrad" or args.profile:
             parser.error("--count counts minigrad's steps: no --framework torch, no --profile")
-        record = count(CONFIGS[args.config], args.steps, max(args.warmup, 1), args.fused)
+        record = count(CONFIGS[args.config], args.steps, max(args.warmup, 1), args.fused,
+                       args.ema_decay)
         print(json.dumps(record) if args.json else describe_counts(record))
         return
 
@@ -560,7 +592,7 @@ def main():
 
         use_fused_kernels(True)
     runner, record = measure(args.framework, CONFIGS[args.config], args.device, args.steps,
-                             args.warmup)
+                             args.warmup, args.ema_decay)
     record["fused"] = args.fused
     if args.profile:
         print(runner.profile(min(args.steps, 5), run_step))

@@ -1,166 +1,190 @@
 #!/usr/bin/env bash
-# The CUDA checks, in one go, for a machine with an NVIDIA GPU where CuPy (>= 14) and PyTorch
-# are installed; it installs nothing and runs from the checkout (PYTHONPATH=.), with python3:
-#   0. the environment: the GPU, Python, NumPy, CuPy (>= 14, sees the GPU), PyTorch;
-#   1. a smoke run against the CPU (scripts/gpu_smoke.py): backward, cross-entropy, masked
-#      softmax, LayerNorm, embedding, three Trainer steps; plain and fused kernels; the
-#      stand-in's launch count beside torch.profiler's. Its calls also pay CuPy's first-use
-#      compilation of every kernel, so the parts after it run warm;
-#   2. the cuda suite on real CuPy (`pytest -m gpu`, hypothesis profile `gpu`);
-#   3. the benchmarks on cuda: train_step small and base (minigrad, minigrad --fused, torch),
-#      then op_overhead (minigrad, torch), and the ratios minigrad / torch.
-# Every part is time-boxed with `timeout` so the whole fits in TOTAL_SECONDS: the smoke run
-# gets at most SMOKE_SECONDS, the tests TEST_SECONDS, each benchmark run an equal share of
-# what is left; a part that runs out of time is reported as such and the next one starts.
+# The GPU check: one call on a machine with an NVIDIA GPU, CuPy >= 14, pytest (with
+# pytest-xdist and pytest-timeout), hypothesis and PyTorch; it installs nothing and runs from
+# the checkout (PYTHONPATH=.). It fits a short loan: at most about 420 s of command time,
+# every part time-boxed with `timeout -s INT` (pytest then still prints its failures), and
+# Python unbuffered, so that a part cut short still leaves its output. The parts (PARTS):
 #
-#   scripts/gpu_check.sh                             # on the GPU machine
-#   DEVICE=cpu CONFIGS=tiny scripts/gpu_check.sh     # a dry run of the benchmark part here
+#   smoke  scripts/gpu_smoke.py against the CPU (plain and fused kernels, NCCL's allreduce of
+#          ones(4) on one GPU, launches by profiler and by the stand-in's rule); it also
+#          pays CuPy's first-use compilation of the kernels                       (90 s)
+#   tests  the cuda suite (`-m gpu`, hypothesis profile `gpu`) in two pytest calls, each
+#          `-n 8 --timeout 120 --junitxml`: first the decisive files (cuda, fused,
+#          cuda training, backend and optimizer tests), then the rest       (110 s + 80 s)
+#   main   the README's run on the GPU: examples/train_translation.py --device cuda
+#          --steps 200, a translation with its checkpoint, ms per step against the CPU (80 s)
+#   bench  benchmarks/train_step.py small and base, minigrad and torch; minigrad --fused
+#          only once the fused-kernel tests have passed                            (60 s)
 #
-# Settings (environment): DEVICE (cuda), CONFIGS ("small base"), STEPS (20), WARMUP (5),
-# TOTAL_SECONDS (540), SMOKE_SECONDS (150), TEST_SECONDS (180), RESULTS (folder for the JSON
-# records and logs: $OUT when set, else a new temporary folder).
+#   scripts/gpu_check.sh                                   # everything, on the GPU machine
+#   PARTS=tests TESTS="tests/engine/test_fused.py" scripts/gpu_check.sh   # a rerun (<= 150 s)
+#   DEVICE=cpu scripts/gpu_check.sh                        # a dry run here, on the stand-in
+#
+# Settings (environment): DEVICE (cuda; cpu: every part on the CuPy stand-in, a slice of the
+# suite, tiny configs, torch runs skipped), PARTS (smoke,tests,main,bench), TESTS (a pytest
+# selection run instead of the two test calls), WORKERS (8, pytest's -n), OUT (where the
+# files go; a new temporary folder when unset), KERNEL_CACHE (a kernel_cache.tar.gz of an
+# earlier call to start warm). It writes at most 4 files to OUT: records.tar.gz (every
+# part's log, the junit XML, the benchmark JSON), console.log, kernel_cache.tar.gz (CuPy's
+# compiled kernels; left out, with a line, above 12 MiB) and summary.txt, the one-screen
+# summary (scripts/gpu_check_summary.py) that it also prints last.
 # Exit status 0 when every part passed, 1 otherwise.
 
 set -u -o pipefail
+STARTED=0
 cd "$(dirname "$0")/.."
-export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE=gpu
 
 DEVICE=${DEVICE:-cuda}
-CONFIGS=${CONFIGS:-small base}
-STEPS=${STEPS:-20}
-WARMUP=${WARMUP:-5}
-TOTAL_SECONDS=${TOTAL_SECONDS:-540}
-SMOKE_SECONDS=${SMOKE_SECONDS:-150}
-TEST_SECONDS=${TEST_SECONDS:-180}
-RESULTS=${RESULTS:-${OUT:-$(mktemp -d)}}
-mkdir -p "$RESULTS"
-failed=0
+PARTS=${PARTS:-smoke,tests,main,bench}
+TESTS=${TESTS:-}
+WORKERS=${WORKERS:-8}
+OUT=${OUT:-$(mktemp -d)}
+KERNEL_CACHE=${KERNEL_CACHE:-}
+export CUPY_CACHE_DIR=${CUPY_CACHE_DIR:-$HOME/.cupy/kernel_cache}
+WORK=$(mktemp -d)
+RECORDS="$WORK/records"
+mkdir -p "$OUT" "$RECORDS" "$CUPY_CACHE_DIR"
+exec > >(tee "$WORK/console.log") 2>&1
 
-note_failure() {  # $1: the part, $2: its exit status, $3: its time box
-    if [ "$2" -eq 124 ]; then
-        echo "!! $1: ran out of its ${3}s"
-    else
-        echo "!! $1: failed (exit status $2)"
-    fi
-    failed=1
+if [ "$DEVICE" = cpu ]; then
+    PY=(python3 -m minigrad.testing.fake_cupy)  # scripts run with the stand-in as CuPy
+    SMOKE=(--quick)
+    DECISIVE=(tests/engine/test_fused.py -k layer_norm)
+    REST=(tests/engine/test_cuda.py -k "seed or rng")
+    MAIN=(--task copy --d-model 16 --heads 2 --layers 1 --d-ff 32) SENTENCE="a b c"
+    CONFIGS="tiny" MAIN_STEPS=2 CPU_STEPS=2
+else
+    PY=(python3)
+    SMOKE=()
+    MAIN=() SENTENCE="the ball is blue"
+    DECISIVE=(tests/engine/test_cuda.py tests/engine/test_fused.py
+              tests/training/test_cuda_training.py tests/engine/test_backend.py tests/optim)
+    REST=(tests "${DECISIVE[@]/#/--ignore=}")
+    CONFIGS="small base" MAIN_STEPS=200 CPU_STEPS=20
+fi
+
+part() { [[ ",$PARTS," == *",$1,"* ]]; }
+status() {  # $1: the part, $2: its exit status, $3: its time box; one line in status.txt
+    local what=passed
+    [ "$2" -eq 124 ] && what="ran out of its ${3}s"
+    [ "$2" -ne 0 ] && [ "$2" -ne 124 ] && what="failed (exit status $2)"
+    echo "$1: $what ($((SECONDS - STARTED))s)" | tee -a "$RECORDS/status.txt"
+}
+timed() {  # $1: the time box, $2: the log, then the command: its exit status
+    local box=$1 log=$2
+    shift 2
+    STARTED=$SECONDS
+    timeout -s INT -k 10 "$box" "$@" 2>&1 | tee "$RECORDS/$log"
 }
 
-left() {  # seconds left of TOTAL_SECONDS, at most $1
-    local rest=$(( TOTAL_SECONDS - SECONDS ))
-    [ "$rest" -lt "$1" ] && echo "$rest" || echo "$1"
-}
-
-echo "== 0. environment (device $DEVICE; records in $RESULTS)"
-command -v python3 >/dev/null || { echo "!! no python3 on this machine"; exit 1; }
+echo "== environment (device $DEVICE, parts $PARTS; files to $OUT)"
 if [ "$DEVICE" != cpu ]; then
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-    if ! python3 -c "
-import sys, cupy
-major = int(cupy.__version__.split('.')[0])
-count = cupy.cuda.runtime.getDeviceCount()
-print('cupy', cupy.__version__, '|', count, 'GPU(s)')
-sys.exit(0 if major >= 14 and count > 0 else 1)"; then
-        echo "!! CuPy >= 14 that sees a GPU is needed: pip install 'cupy-cuda12x>=14'"
-        exit 1
+    [ -n "$KERNEL_CACHE" ] && tar -xzf "$KERNEL_CACHE" -C "$CUPY_CACHE_DIR" \
+        && echo "kernel cache restored from $KERNEL_CACHE"
+    python3 -c "import cupy; print('cupy', cupy.__version__, cupy.cuda.runtime.getDeviceCount(),
+                'GPU(s)')" || echo "!! CuPy >= 14 that sees a GPU is needed: pip install -e \
+'.[gpu-cuda12]' (CUDA 12) or pip install -e '.[gpu-cuda13]' (CUDA 13)"
+fi
+python3 -c "import sys, numpy; print('python', sys.version.split()[0], '| numpy',
+            numpy.__version__)"
+python3 -c "import torch; print('torch', torch.__version__, '| cuda:',
+            torch.cuda.is_available())" 2>/dev/null || echo "no PyTorch: torch runs skipped"
+
+if part smoke; then
+    echo "== smoke (at most 90s)"
+    timed 90 smoke.log "${PY[@]}" scripts/gpu_smoke.py "${SMOKE[@]}"
+    status smoke "$?" 90
+fi
+
+if part tests; then
+    options=(-q -m gpu -p no:cacheprovider -n "$WORKERS" --timeout 120)
+    if [ -n "$TESTS" ]; then
+        echo "== tests: $TESTS (at most 140s)"
+        # shellcheck disable=SC2086  # TESTS is a selection of several words
+        timed 140 tests_selected.log python3 -m pytest "${options[@]}" \
+            --junitxml="$RECORDS/junit_selected.xml" $TESTS
+        status "tests ($TESTS)" "$?" 140
+    else
+        echo "== tests: the decisive files (at most 110s)"
+        timed 110 tests_decisive.log python3 -m pytest "${options[@]}" \
+            --junitxml="$RECORDS/junit_decisive.xml" "${DECISIVE[@]}"
+        status "tests, decisive" "$?" 110
+        echo "== tests: the rest (at most 80s)"
+        timed 80 tests_rest.log python3 -m pytest "${options[@]}" \
+            --junitxml="$RECORDS/junit_rest.xml" "${REST[@]}"
+        status "tests, the rest" "$?" 80
     fi
 fi
-python3 -c "import sys, numpy, torch; print('python', sys.version.split()[0], '| numpy',
-           numpy.__version__, '| torch', torch.__version__, '| torch sees cuda:',
-           torch.cuda.is_available())" || echo "!! no PyTorch: no torch runs, no ratios"
 
+if part main; then
+    echo "== main: train_translation.py --device cuda --steps $MAIN_STEPS, translate (at most 80s)"
+    run="$WORK/run-cuda"
+    start=$(date +%s%N)
+    timed 55 main_cuda.log "${PY[@]}" examples/train_translation.py --device cuda \
+        --steps "$MAIN_STEPS" --out "$run" --no-progress "${MAIN[@]}"
+    code=$?
+    echo "{\"device\": \"cuda\", \"steps\": $MAIN_STEPS," \
+         "\"ms\": $(( ($(date +%s%N) - start) / 1000000 ))}" > "$RECORDS/main_cuda.json"
+    status "main, training on cuda" "$code" 55
+    timed 10 main_translate.log "${PY[@]}" examples/translate.py --checkpoint "$run" \
+        --device cuda "$SENTENCE"
+    status "main, translate" "$?" 10
+    start=$(date +%s%N)
+    timed 15 main_cpu.log python3 examples/train_translation.py --device cpu \
+        --steps "$CPU_STEPS" --out "$WORK/run-cpu" --no-progress "${MAIN[@]}"
+    code=$?  # the reference's final evaluation may be cut short once it has trained
+    [ "$code" -eq 124 ] && grep -qs "^trained" "$RECORDS/main_cpu.log" && code=0
+    echo "{\"device\": \"cpu\", \"steps\": $CPU_STEPS," \
+         "\"ms\": $(( ($(date +%s%N) - start) / 1000000 ))}" > "$RECORDS/main_cpu.json"
+    status "main, training on cpu" "$code" 15
+fi
+
+if part bench; then
+    fused=""
+    if grep -qs "test_fused" "$RECORDS"/junit_*.xml \
+            && ! grep -qs "<failure\|<error" "$RECORDS/junit_decisive.xml"; then
+        fused="--fused"
+    else
+        echo "bench: no --fused (the fused-kernel tests have not passed in this call)"
+    fi
+    echo "== bench: train_step $CONFIGS (at most 60s in all)"
+    for config in $CONFIGS; do
+        for run in "minigrad" "minigrad $fused" "torch"; do
+            set -- $run
+            [ "$run" = "minigrad " ] && continue
+            name="train_step_${config}_$1${2:+_fused}"
+            if [ "$1" = torch ] && { [ "$DEVICE" = cpu ] \
+                    || ! python3 -c "import torch" 2>/dev/null; }; then
+                echo "$name: skipped, no PyTorch on a GPU" | tee -a "$RECORDS/status.txt"
+                continue
+            fi
+            if [ "$DEVICE" = cpu ]; then  # the stand-in counts launches; it times nothing
+                timed 120 "$name.log" python3 benchmarks/train_step.py --count \
+                    --config "$config" --warmup 1 ${2:-} --json
+                status "$name (--count)" "$?" 120
+            else
+                timed 10 "$name.log" python3 benchmarks/train_step.py --framework "$1" \
+                    --config "$config" --device cuda --steps 10 --warmup 2 ${2:-} --json
+                status "$name" "$?" 10
+            fi
+            tail -n 1 "$RECORDS/$name.log" > "$RECORDS/$name.json"
+        done
+    done
+fi
+
+echo "== files"
+tar -czf "$OUT/records.tar.gz" -C "$WORK" records
 if [ "$DEVICE" != cpu ]; then
-    box=$(left "$SMOKE_SECONDS")
-    echo "== 1. smoke run against the CPU (at most ${box}s, CuPy compiles its kernels here)"
-    timeout "$box" python3 scripts/gpu_smoke.py
-    status=$?
-    [ "$status" -eq 0 ] || note_failure "smoke run" "$status" "$box"
-
-    box=$(left "$TEST_SECONDS")
-    echo "== 2. the cuda suite on real CuPy (pytest -m gpu, at most ${box}s)"
-    if python3 -c "import pytest, hypothesis" 2>/dev/null; then
-        HYPOTHESIS_PROFILE=gpu timeout "$box" \
-            python3 -m pytest -q -m gpu -p no:cacheprovider tests
-        status=$?
-        [ "$status" -eq 0 ] || note_failure "cuda suite" "$status" "$box"
+    tar -czf "$WORK/kernel_cache.tar.gz" -C "$CUPY_CACHE_DIR" .
+    size=$(stat -c %s "$WORK/kernel_cache.tar.gz")
+    if [ "$size" -le $((12 * 1024 * 1024)) ]; then
+        cp "$WORK/kernel_cache.tar.gz" "$OUT/"
     else
-        echo "!! pytest or hypothesis is not installed: no cuda suite"
-        failed=1
+        echo "kernel_cache.tar.gz left out: $((size / 1024 / 1024)) MiB, over 12 MiB"
     fi
 fi
-
-echo "== 3. benchmarks on $DEVICE: train_step ($CONFIGS), then op_overhead"
-runs=()
-for config in $CONFIGS; do
-    runs+=("train_step $config minigrad" "train_step $config minigrad --fused"
-           "train_step $config torch")
-done
-runs+=("op_overhead - minigrad" "op_overhead - torch")
-runs_left=${#runs[@]}
-for run in "${runs[@]}"; do
-    set -- $run
-    benchmark=$1 config=$2 framework=$3 extra=${4:-}
-    share=$(( (TOTAL_SECONDS - SECONDS) / runs_left ))
-    runs_left=$(( runs_left - 1 ))
-    name="${benchmark}_${config}_${framework}${extra:+_fused}"
-    if [ "$share" -lt 10 ]; then
-        echo "!! $name: skipped, under 10s left for it"
-        failed=1
-        continue
-    fi
-    if [ "$benchmark" = train_step ]; then
-        arguments=(--config "$config" --steps "$STEPS" --warmup "$WARMUP" $extra)
-    else
-        arguments=(--ops 1000 --repeats 20)
-    fi
-    echo "-- $name (at most ${share}s)"
-    timeout "$share" python3 "benchmarks/$benchmark.py" --framework "$framework" \
-        --device "$DEVICE" "${arguments[@]}" --json \
-        > "$RESULTS/$name.json" 2> "$RESULTS/$name.log"
-    status=$?
-    if [ "$status" -ne 0 ]; then
-        tail -n 5 "$RESULTS/$name.log"
-        rm -f "$RESULTS/$name.json"
-        note_failure "$name" "$status" "$share"
-    fi
-done
-
-echo "== minigrad / torch on $DEVICE (one run each; target <= 1.5 for train_step)"
-python3 - "$RESULTS" $CONFIGS <<'EOF'
-import json
-import sys
-from pathlib import Path
-
-results = Path(sys.argv[1])
-
-
-def record(name):
-    path = results / f"{name}.json"
-    return json.loads(path.read_text().strip().splitlines()[-1]) if path.exists() else None
-
-
-for config in sys.argv[2:]:
-    torch = record(f"train_step_{config}_torch")
-    for label in ("minigrad", "minigrad_fused"):
-        ours = record(f"train_step_{config}_{label}")
-        if ours is None:
-            print(f"{config:>6} {label:<15} no record: the run failed or ran out of time")
-            continue
-        phases = ours["phases"]
-        line = (f"{config:>6} {label:<15} median {ours['median_ms']:8.2f} ms (forward "
-                f"{phases['forward_ms']:.2f}, backward {phases['backward_ms']:.2f}, optimizer "
-                f"{phases['optimizer_ms']:.2f}); matmul floor {ours['matmul_floor_ms']:.2f} ms")
-        if torch is not None:
-            line += f"; / torch {ours['median_ms'] / torch['median_ms']:.2f}"
-        print(line)
-    if torch is not None:
-        print(f"{config:>6} {'torch':<15} median {torch['median_ms']:8.2f} ms")
-ours, theirs = record("op_overhead_-_minigrad"), record("op_overhead_-_torch")
-for label, run in (("minigrad", ours), ("torch", theirs)):
-    if run is not None:
-        print(f"op_overhead {label:<9} {run['us_per_op']:.2f} us per op (forward + backward)")
-if ours and theirs:
-    print(f"op_overhead minigrad / torch: {ours['us_per_op'] / theirs['us_per_op']:.2f}")
-EOF
-
-echo "== done in ${SECONDS}s: $([ "$failed" -eq 0 ] && echo 'all passed' || echo 'FAILURES above')"
-exit "$failed"
+python3 scripts/gpu_check_summary.py "$RECORDS" "$SECONDS" | tee "$OUT/summary.txt"
+cp "$WORK/console.log" "$OUT/console.log"
+! grep -qv ": passed\|: skipped" "$RECORDS/status.txt"

@@ -5,11 +5,14 @@ Each check computes the same thing on 'cpu' and on 'cuda' (float64 where gradien
 compared) and prints the largest difference: backward through a small network,
 cross-entropy with label smoothing and ignored targets, masked softmax with a fully masked
 row, LayerNorm forward and backward, embedding backward with repeated ids, and three Trainer
-steps without dropout. Then the same checks with the fused kernels on. Then, where PyTorch
+steps without dropout. Then the same checks with the fused kernels on. Then NCCL on one GPU:
+an allreduce of ones(4) over a communicator of one rank. Then, where PyTorch
 with CUDA is installed, the kernel launches of one tiny training step counted by its profiler
 (CUPTI sees CuPy's kernels too) beside the CuPy stand-in's count of the same step.
 
     PYTHONPATH=. python3 scripts/gpu_smoke.py        # exit status 1 if a check fails
+    PYTHONPATH=. python3 -m minigrad.testing.fake_cupy scripts/gpu_smoke.py --quick
+                        # on the CuPy stand-in; --quick: the checks but the Trainer steps
 """
 
 import sys
@@ -120,6 +123,26 @@ CHECKS = [("backward", backward, 1e-9), ("cross-entropy", cross_entropy, 1e-9),
           ("embedding", embedding, 1e-9), ("three Trainer steps (float32)", trainer_steps, 1e-3)]
 
 
+def nccl_allreduce():
+    """NCCL's allreduce of ones(4) on one GPU, a communicator of one rank: ones back."""
+    from minigrad.backend import get_backend
+    from minigrad.distributed.communicator import SingleProcess
+    from minigrad.distributed.nccl import NCCLCommunicator
+    from minigrad.testing.fake_cupy import is_stand_in
+
+    xp = get_backend("cuda").xp
+    if is_stand_in(xp):
+        print("  skipped: the CuPy stand-in has no NCCL (tests/distributed checks the calls)")
+        return
+    communicator = NCCLCommunicator(SingleProcess(), cupy=xp)
+    summed = communicator.allreduce_sum_(xp.ones(4, dtype=xp.float32))
+    communicator.synchronize("the allreduce")
+    ok = bool((summed == 1).all())
+    print(f"  allreduce of ones(4) on one GPU: {summed.get().tolist()}", "ok" if ok else "FAILED")
+    if not ok:
+        failures.append("NCCL allreduce")
+
+
 def launches_by_profiler():
     """One tiny training step's CUDA kernels counted by torch.profiler, beside the stand-in's
     count (the counting rule of minigrad/testing/fake_cupy.py)."""
@@ -134,9 +157,9 @@ def launches_by_profiler():
         return
     sys.path.insert(0, "benchmarks")
     from configs import CONFIGS
-    from train_step import MinigradStep, count, trainer_step_phases
+    from train_step import EMA_DECAY, MinigradStep, count, trainer_step_phases
 
-    runner = MinigradStep(CONFIGS["tiny"], "cuda")
+    runner = MinigradStep(CONFIGS["tiny"], "cuda", EMA_DECAY)
     for _ in trainer_step_phases(runner):  # builds the optimizer's flat arrays, compiles
         pass
     runner.synchronize()
@@ -151,14 +174,21 @@ def launches_by_profiler():
 
 
 def main():
+    checks = CHECKS[:-1] if "--quick" in sys.argv[1:] else CHECKS
     print("== smoke: cpu against cuda (plain kernels)", flush=True)
-    for name, compute, tolerance in CHECKS:
+    for name, compute, tolerance in checks:
         check(name, compute, tolerance)
     print("== smoke: cpu against cuda (fused kernels)", flush=True)
     use_fused_kernels(True)
-    for name, compute, tolerance in CHECKS:
+    for name, compute, tolerance in checks:
         check(f"{name}, fused", compute, tolerance)
     use_fused_kernels(False)
+    print("== NCCL on one GPU", flush=True)
+    try:
+        nccl_allreduce()
+    except Exception as error:
+        print(f"  FAILED: {type(error).__name__}: {error}")
+        failures.append("NCCL allreduce")
     print("== kernel launches: the stand-in's rule against a profiler", flush=True)
     try:
         launches_by_profiler()

@@ -2,7 +2,7 @@
 stand-in (minigrad/testing/fake_cupy.py) offers: a name missing from this list raises
 AttributeError there, as it would in CuPy.
 
-    pip install "cupy-cuda12x>=14"      # imports without a GPU
+    pip install -e ".[gpu-cuda12]"      # or gpu-cuda13; imports without a GPU
     python scripts/make_cupy_names.py
 """
 

@@ -152,7 +152,7 @@ def _trainer(out, model_config, training_config, splits, vocab, tokenizer, commu
     model = Transformer(model_config)
     batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
                             training_config.batch_size, seed=training_config.seed,
-                            target_dropout=training_config.target_dropout)
+                            target_dropout=training_config.target_dropout, device=model.device)
     return Trainer(model, batches, splits["valid"], vocab, training_config, out=out,
                    tokenizer=tokenizer, communicator=communicator)
 
@@ -268,7 +268,7 @@ def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
     for split in ("test", "compositional", "cross_construction"):
         if split not in splits or not splits[split]:
             continue
-        result = evaluate(model, splits[split], vocab, tokenizer=tokenizer)
+        result = evaluate(model, splits[split], vocab, device=model.device, tokenizer=tokenizer)
         result["unknown_rate"] = unknown_rate(splits[split], vocab, tokenizer)
         for name in ("exact_match", "bleu", "chrf", "token_accuracy", "max_length_ratio",
                      "unknown_rate"):

@@ -38,7 +38,8 @@ class PositionalEncoding(nn.Module):
             self.table = nn.init.xavier_uniform_(nn.Parameter(mg.zeros(max_len, d_model)))
         else:
             table = sinusoidal_encoding(max_len, d_model, interleaved=kind == "sinusoidal")
-            self.register_buffer("table", mg.tensor(table), persistent=False)
+            self.register_buffer("table", mg.tensor(table, device=mg.default_device()),
+                                 persistent=False)
 
     def forward(self, x, offset=0) -> Tensor:
         length = x.shape[1]

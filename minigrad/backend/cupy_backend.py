@@ -11,6 +11,10 @@ from typing import Any
 
 from ..errors import DeviceError
 
+# how to install CuPy 14, named by every error that says so (pyproject.toml's extras; `[ctk]`
+# brings CUDA's libraries where no CUDA toolkit is installed)
+INSTALL_CUPY = ("pip install -e '.[gpu-cuda12]' (CUDA 12) or pip install -e '.[gpu-cuda13]' "
+                "(CUDA 13)")
 MINIMUM_VERSION = (14, 0)  # put_along_axis, NumPy 2's promotion rules (NEP 50)
 _stand_in = None  # a module used instead of `import cupy` (the test double), or None:
 # set by `minigrad.backend.use_cupy`, which also forgets the CUDA backends made before
@@ -26,13 +30,13 @@ def _import_cupy():
             import cupy  # type: ignore[no-redef]
         except ImportError:
             raise DeviceError(
-                "device 'cuda' needs CuPy: install the 'gpu' extra (pip install -e '.[gpu]', "
-                "CuPy 14 for CUDA 12) on a machine with an NVIDIA GPU, or use device='cpu'"
+                f"device 'cuda' needs CuPy 14: {INSTALL_CUPY} on a machine with an NVIDIA "
+                "GPU, or use device='cpu'"
             ) from None
     version = tuple(int(part) for part in cupy.__version__.split(".")[:2] if part.isdigit())
     if version < MINIMUM_VERSION:
         raise DeviceError(f"device 'cuda' needs CuPy >= 14, found CuPy {cupy.__version__}: "
-                          "pip install -U 'cupy-cuda12x>=14'")
+                          f"{INSTALL_CUPY}")
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as error:  # CuPy's CUDARuntimeError: no driver, or no GPU
@@ -72,9 +76,14 @@ def sorted_segment_sum(xp, indices, values, size):
 class CupyGenerator:
     """A CUDA random generator whose state is its seed and the number of draws made since.
 
-    Philox4x3210, a counter-based generator: starting a stream costs one small kernel (CuPy's
-    default, XORWOW, initialises a state for every thread of the GPU); a stream starts at each
-    seed and at each restore point (`state()`), on the backend's GPU."""
+    Philox4x3210, a counter-based generator, with a fixed number of states (`STATES`): CuPy's
+    default is 8 · 256 · the GPU's SM count, so that one seed would draw other numbers on
+    another GPU. A stream starts at each seed and at each restore point (`state()`), on the
+    backend's GPU: two launches (the states' zero fill and cuRAND's init) and 4 MiB of
+    states (64 bytes each) from CuPy's memory pool; a restore point is taken when a
+    checkpoint is saved, not per step."""
+
+    STATES = 65_536
 
     def __init__(self, xp, activate, seed=None):
         self.xp = xp
@@ -92,7 +101,7 @@ class CupyGenerator:
         self.draws = draws
         self.activate()
         self.rng = self.xp.random.default_rng(
-            self.xp.random.Philox4x3210((self.initial_seed << 32) + draws))
+            self.xp.random.Philox4x3210((self.initial_seed << 32) + draws, size=self.STATES))
 
     def state(self):
         """The state; also a restore point, so the draws that follow are those that
@@ -161,6 +170,12 @@ class CupyBackend:
     def owns(self, array):
         """Whether `array` is a whole array of its own (not a view), so a `.grad` may keep it."""
         return array.base is None
+
+    def batched_operand(self, array):
+        """`array` C-contiguous: CuPy's matmul of more than 2 dimensions copies every
+        operand that is not (`_core/_routines_linalg.pyx`), so a strided one is copied once
+        here rather than at each product that uses it."""
+        return self.xp.ascontiguousarray(array)
 
     def scatter_add(self, indices, values, size):
         self.activate()

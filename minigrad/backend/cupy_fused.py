@@ -27,6 +27,10 @@ class FusedKernels:
         def squared_deviation_sum(x, mean):  # (R, N), (R, 1) -> (R,)
             return xp.sum((x - mean) * (x - mean), axis=-1)
 
+        @fuse(kernel_name="row_mean")
+        def row_mean(x, n):  # (R, N) -> (R,): one kernel (CuPy's mean is a sum and a division)
+            return xp.sum(x, axis=-1) / n
+
         @fuse(kernel_name="product_sum")
         def product_sum(a, b):  # (R, N), (R, N) -> (R,)
             return xp.sum(a * b, axis=-1)
@@ -92,9 +96,8 @@ class FusedKernels:
             return xp.exp(xp.where(mask, -xp.inf, x * scale) - peak)
 
         @fuse(kernel_name="smoothed_loss")
-        def smoothed_loss(log_normalizer, picked, row_mean, smoothing):
-            return (1 - smoothing) * (log_normalizer - picked) \
-                - smoothing * (row_mean - log_normalizer)
+        def smoothed_loss(log_normalizer, picked, row_mean, keep, smoothing):
+            return keep * (log_normalizer - picked) - smoothing * (row_mean - log_normalizer)
 
         @fuse(kernel_name="clip_scale")
         def clip_scale(norm, max_norm):
@@ -108,6 +111,12 @@ class FusedKernels:
         def softmax_backward(weights, grad_attended, keep, row_sum, scale):
             return weights * (grad_attended * keep - row_sum) * scale
 
+        @fuse(kernel_name="moving_average")
+        def moving_average(average, value, weight):  # in place: the weights' moving average
+            xp.add(average, (value - average) * weight, out=average)
+
+        self.moving_average = moving_average
+        self._row_mean = row_mean
         self._squared_deviation_sum, self._product_sum = squared_deviation_sum, product_sum
         self._reciprocal_std, self._normalize = reciprocal_std, normalize
         self._scale_shift, self._input_gradient = scale_shift, layer_norm_input_gradient
@@ -117,16 +126,24 @@ class FusedKernels:
         self._triple_product_sum, self._column_product_sum = triple_product_sum, column_product_sum
         self._layer_norm_backward, self._softmax_backward = layer_norm_backward, softmax_backward
         self._scaled_masked_max, self._scaled_masked_exp = scaled_masked_max, scaled_masked_exp
-        self.smoothed_loss, self.clip_scale = smoothed_loss, clip_scale
+        self._smoothed_loss, self.clip_scale = smoothed_loss, clip_scale
         self.relu_backward = relu_backward
 
     def layer_norm(self, rows, eps):
-        """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): five launches."""
-        n = rows.shape[1]
-        mean = rows.mean(axis=1, keepdims=True)
+        """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): four launches."""
+        n = rows.dtype.type(rows.shape[1])
+        mean = self._row_mean(rows, n)[:, None]
         squares = self._squared_deviation_sum(rows, mean)[:, None]
-        rstd = self._reciprocal_std(squares, rows.dtype.type(n), rows.dtype.type(eps))
+        rstd = self._reciprocal_std(squares, n, rows.dtype.type(eps))
         return self._normalize(rows, mean, rstd), rstd
+
+    def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing):
+        """Label-smoothed cross-entropy per row: one launch. The coefficients are computed
+        here, in the logits' dtype: inside a fused function `1 - smoothing` of two Python
+        scalars would be computed in float16 (CuPy's fusion picks the first loop they fit)."""
+        dtype = log_normalizer.dtype.type
+        return self._smoothed_loss(log_normalizer, picked, row_mean, dtype(1 - smoothing),
+                                   dtype(smoothing))
 
     def scale_shift(self, x, weight, bias):
         return self._scale_shift(x, weight, bias)
@@ -134,7 +151,7 @@ class FusedKernels:
     def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows):
         """rstd · (g - mean(g) - normalized · mean(g · normalized)) over rows: three launches."""
         n = g_rows.dtype.type(g_rows.shape[1])
-        g_mean = g_rows.mean(axis=1, keepdims=True)
+        g_mean = self._row_mean(g_rows, n)[:, None]
         gn_mean = (self._product_sum(g_rows, normalized_rows) / n)[:, None]
         return self._input_gradient(g_rows, normalized_rows, g_mean, gn_mean, rstd_rows)
 

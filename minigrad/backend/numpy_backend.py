@@ -102,6 +102,9 @@ class NumpyBackend:
         so that a `.grad` may keep it."""
         return array.base is None and array.flags.writeable
 
+    def batched_operand(self, array):
+        return array
+
     def scatter_add(self, indices, values, size):
         return sorted_segment_sum(np, indices, values, size)
 

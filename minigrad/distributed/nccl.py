@@ -2,7 +2,8 @@
 no copy through the host; everything else (host arrays, objects, bytes) by MPI.
 
 One GPU per rank: rank r uses `cuda.Device(local_rank)` (its index among the ranks of its
-machine). NCCL's unique id is made on rank 0 and sent to the others over MPI. A collective of
+machine). NCCL's unique id (128 bytes) is made on rank 0 and sent to the others over MPI.
+`cupy.cuda.nccl` is imported by name: `import cupy` does not load it. A collective of
 device arrays is enqueued on the current stream and returns at once: the kernels after it
 (the optimizer's) wait for it on the device, not on the host. Where the host must read the
 device anyway (the Trainer's read steps), `synchronize(what)` waits for the stream by polling
@@ -10,8 +11,11 @@ device anyway (the Trainer's read steps), `synchronize(what)` waits for the stre
 the job with a message instead of hanging in NCCL for ever.
 """
 
+import importlib
+
 import numpy as np
 
+from ..backend.cupy_backend import INSTALL_CUPY
 from .communicator import DistributedError, wait_until
 
 
@@ -21,19 +25,19 @@ class NCCLCommunicator:
     name = "NCCL"
 
     def __init__(self, mpi, cupy=None) -> None:
-        if cupy is None:
-            try:
+        try:
+            if cupy is None:
                 import cupy  # type: ignore[no-redef]
-            except ImportError:
-                raise DistributedError("NCCL needs CuPy and its NCCL runtime: pip install "
-                                       "-e '.[gpu]'") from None
+            nccl = importlib.import_module(f"{cupy.__name__}.cuda.nccl")
+        except ImportError as error:
+            raise DistributedError(f"NCCL needs CuPy 14 and its NCCL runtime ({error}): "
+                                   f"{INSTALL_CUPY}") from None
         self.mpi, self.cupy = mpi, cupy
         self.rank, self.world_size, self.local_rank = mpi.rank, mpi.world_size, mpi.local_rank
         self.device = cupy.cuda.Device(self.local_rank)
         self.device.use()
-        nccl = cupy.cuda.nccl
-        own_id = list(nccl.get_unique_id()) if self.rank == 0 else None
-        unique_id = tuple(mpi.broadcast_object(own_id, what="the broadcast of NCCL's id"))
+        unique_id = nccl.get_unique_id() if self.rank == 0 else None
+        unique_id = mpi.broadcast_bytes(unique_id, what="the broadcast of NCCL's id")
         self.comm = nccl.NcclCommunicator(self.world_size, unique_id, self.rank)
         self._sum = nccl.NCCL_SUM
         self._types = {"float16": nccl.NCCL_FLOAT16, "float32": nccl.NCCL_FLOAT32,

@@ -508,6 +508,9 @@ class ScaledDotProductAttention(Function):
     float_only = True
 
     def forward(self, q, k, v, mask=None, dropout_p=0.0):
+        # q, k, v are often strided views (heads split from (B, L, H, d)): made contiguous
+        # once (on a GPU), for the forward's products and the backward's
+        q, k, v = self.operands = tuple(self.backend.batched_operand(a) for a in (q, k, v))
         self.scale = 1 / math.sqrt(q.shape[-1])
         self.mask = mask
         self.weights = attention_weights(self.backend, q, k, mask)
@@ -522,7 +525,7 @@ class ScaledDotProductAttention(Function):
         kernels = self.backend.kernels
         if kernels is not None and not is_grad_enabled():  # not recorded: fused kernels
             return self._fused_backward(kernels, grad.data)
-        q, k, v = self.inputs
+        q, k, v = self.saved(self.operands, lambda: tuple(self.inputs))
         weights = self.saved(self.weights, lambda: Softmax.apply(
             (q @ k.mT) * self.scale, axis=-1, mask=self.mask))
         keep = None if self.keep is None else self.constant(self.keep)
@@ -537,7 +540,8 @@ class ScaledDotProductAttention(Function):
 
     def _fused_backward(self, kernels, grad):
         xp = self.xp
-        q, k, v = (t.data for t in self.inputs)
+        q, k, v = self.operands
+        grad = self.backend.batched_operand(grad)  # often strided (the heads' merge): once
         attended = self.weights if self.keep is None else self.weights * self.keep
         grad_v = xp.swapaxes(attended, -1, -2) @ grad
         grad_attended = grad @ xp.swapaxes(v, -1, -2)

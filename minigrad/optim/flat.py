@@ -13,7 +13,12 @@ values are never changed by it. The CPU keeps its per-parameter updates, which m
 faster there (each block fits in cache, `backend/blockwise.py`).
 """
 
+import weakref
+
 from ..tensor import Tensor
+
+# the FlatGroups alive (ExponentialMovingAverage follows them)
+_groups: "weakref.WeakSet[FlatGroup]" = weakref.WeakSet()
 
 
 def _views(flat, arrays):
@@ -41,6 +46,7 @@ class FlatGroup:
                                                    [state[name] for state in states])):
                 state[name] = view
         self._arrays = [(param, param.data) for param in params]
+        _groups.add(self)
         self._state_arrays = [(state, name, state[name]) for state in states
                               for name in buffer_names]
 
@@ -68,6 +74,16 @@ class FlatGroup:
         if saved is not None:
             for array, old in zip(written, saved):
                 xp.copyto(array, old, where=skip)
+
+
+def flat_parameters(params):
+    """[(flat array, its parameters)] for the FlatGroups whose parameters, all among
+    `params`, are still views of their flat array; in the order of `params`."""
+    position = {id(param): i for i, param in enumerate(params)}
+    runs = [(group.data, group.params) for group in list(_groups)
+            if all(id(p) in position for p in group.params)
+            and all(p.data is view for p, view in group._arrays)]
+    return sorted(runs, key=lambda run: position[id(run[1][0])])
 
 
 def flat_group(cached, params, states, buffer_names):

@@ -19,9 +19,12 @@ it behaves as CuPy does:
   given to `install`; arrays are made on the current device and know it (`x.device.id`); an
   op on an array of another device raises ValueError, as CuPy does where peer access is
   unavailable. A random generator computes on the device where it was made.
+- No `__index__`: a 0-d array is not an index (`range(x)`, `list[x]` raise TypeError).
 - `cupy.fuse` runs the function eagerly, as one launch; inside it only ufuncs, operators,
-  `astype` and reductions are allowed (as in CuPy's fusion). `ElementwiseKernel`,
-  `ReductionKernel` and `RawKernel` raise: CUDA source runs on a GPU only.
+  `astype` and reductions (no `mean`, no `keepdims`) are allowed, as in CuPy's fusion
+  (`_core/fusion.pyx`), and a ufunc of scalars only is computed in the loop CuPy's fusion
+  picks for it: the smallest that the weak scalars fit (`1 - 0.1` gives float16 0.89990234).
+  `ElementwiseKernel`, `ReductionKernel` and `RawKernel` raise: CUDA source runs on a GPU only.
 
 Counting, in `monitor` (`reset()`; `launches`, `syncs`, Counters by name; `largest_array`):
 
@@ -32,9 +35,21 @@ Counting, in `monitor` (`reset()`; `launches`, `syncs`, Counters by name; `large
   assignment into an index other than a plain view), matrix product (`matmul`, `dot`,
   `einsum`, `vdot`: one BLAS call), sort, random draw, fused function; none for views
   (basic slicing, `reshape` of a contiguous array, `transpose`, `broadcast_to`, ...),
-  shape queries and `empty`. Composite CuPy functions count as one (CuPy's `mean` is one
-  reduction kernel). This is the rule the targets are counted by; check it against
-  `cupyx.profiler` on a GPU before relying on figures to the last launch.
+  shape queries and `empty`. Besides, the launches CuPy 14's composite functions make
+  (`_extra_launches`, read from its source):
+  `matmul` with more than 2 dimensions copies each operand that is not C-contiguous
+  (`ascontiguousarray`), float16 ones to float32 and the result back, and makes 3 pointer
+  arrays of ndim - 2 launches each where it broadcasts a batch axis
+  (`_core/_routines_linalg.pyx` `matmul`, `_mat_ptrs`); on 2 dimensions it copies an operand
+  neither C- nor F-contiguous (`_mat_to_cublas_contiguous`); `mean` is a CUB sum and a
+  division (`_core/_routines_statistics.pyx` `_ndarray_mean`, CUB being CuPy's default
+  accelerator); n-d `take_along_axis` / `put_along_axis` build n - 1 `arange` index arrays
+  and combine the n indices before the gather or scatter: 2n + 1 (`_indexing/indexing.py`,
+  `_core/_routines_indexing.pyx`); `concatenate` copies each array into the result, or, for
+  more than 8 small arrays of one dtype, one kernel and the copy of their pointers
+  (`_core/_routines_manipulation.pyx` `_concatenate`). This is the rule the targets are
+  counted by; check it against `cupyx.profiler` on a GPU before relying on figures to the
+  last launch.
 - one synchronization per read of device data by the host: `int()`, `float()`, `bool()`,
   `.item()`, `.tolist()`, `.get()`, `asnumpy`, `repr`, indexing or assigning with a boolean
   mask (CuPy needs the count of True), `nonzero` / `flatnonzero` / `argwhere` / `unique`,
@@ -117,6 +132,7 @@ monitor = Monitor()
 class _Devices:
     count = 2
     current = 0
+    multiprocessors = 132  # an H100's SM count: the default size of a random generator
 
 
 def _current():
@@ -178,6 +194,8 @@ def _unwrap(value, where):
                         "arrays as operands; move them with cupy.asarray first)")
     if isinstance(value, (list, tuple)):
         return type(value)(_unwrap(item, where) for item in value)
+    if isinstance(value, _FusedScalar):
+        return value.value
     return value
 
 
@@ -213,19 +231,135 @@ _HOST_ONLY = {"shape", "ndim", "size", "result_type", "can_cast", "promote_types
 # names whose result size depends on the data: the host must read it
 _SYNCING = {"nonzero", "flatnonzero", "argwhere", "unique", "extract", "compress",
             "asnumpy", "get", "item", "tolist", "tobytes"}
-# allowed inside cupy.fuse besides ufuncs and operators
-_FUSABLE = {"sum", "prod", "max", "min", "amax", "amin", "mean", "where", "astype", "clip"}
+# allowed inside cupy.fuse besides ufuncs and operators (CuPy's fusion has no `mean`)
+_FUSABLE = {"sum", "prod", "max", "min", "amax", "amin", "where", "astype", "clip"}
+_LOOP_TYPES = set("?bBhHiIlLqQefdFD")  # the dtypes of CuPy's ufunc loops
 
 
 class _Fusion:
     active = 0
 
 
+def _fused_loop(ufunc, operands):
+    """The loop CuPy's fusion picks for a ufunc: the first of its loops to which each operand
+    casts safely or, for a scalar (every scalar is weak there), which
+    `result_type(type(scalar)(0), loop type)` keeps (`_core/fusion.pyx` `call_ufunc` ->
+    `_core/_kernel.pyx` `_guess_routine_from_in_types`, without the guard that eager ufuncs
+    apply, `_check_should_use_weak_scalar`): `1 - 0.1` is computed in float16 there."""
+    dtypes = [np.asarray(operand).dtype for operand in operands]
+    for loop in ufunc.types:
+        ins, outs = loop.split("->")
+        if not set(ins + outs) <= _LOOP_TYPES:
+            continue
+        for dtype, operand, char in zip(dtypes, operands, ins):
+            if np.can_cast(dtype, char):
+                continue
+            if isinstance(operand, np.ndarray):
+                break
+            try:
+                if np.result_type(type(operand)(0), char) != np.dtype(char):
+                    break
+            except TypeError:
+                break
+        else:
+            return ins
+    raise TypeError(f"Invalid type cast in '{ufunc.__name__}': {dtypes} -> []")
+
+
+def _call_fused_ufunc(ufunc, args, kwargs):
+    """A ufunc inside cupy.fuse, computed in the loop CuPy's fusion picks (not a launch)."""
+    if set(kwargs) - {"out"}:
+        raise TypeError(f"Wrong arguments {kwargs}")
+    operands = _unwrap(args, ufunc.__name__)
+    ins = _fused_loop(ufunc, operands)
+    cast = [np.asarray(a).astype(char, copy=False) for a, char in zip(operands, ins)]
+    out = kwargs.get("out")
+    if out is not None:
+        ufunc(*cast, out=_unwrap(out, ufunc.__name__), casting="same_kind")
+        return out
+    return _wrap(ufunc(*cast), _Devices.current)
+
+
+class _FusedScalar:
+    """A Python scalar argument of a fused function: its arithmetic is the fusion's (weak,
+    by `_fused_loop`), not Python's."""
+
+    __slots__ = ("value",)
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as the fusion's variables
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def __neg__(self):
+        return _call_fused_ufunc(np.negative, (self,), {})
+
+
+def _scalar_operator(ufunc, reflected=False):
+    def operator(self, other):
+        if not _operand(other):
+            return NotImplemented
+        pair = (other, self) if reflected else (self, other)
+        return _call_fused_ufunc(ufunc, pair, {})
+    return operator
+
+
+for _name, _scalar_ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                             ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                             ("mod", np.remainder), ("pow", np.power)]:
+    setattr(_FusedScalar, f"__{_name}__", _scalar_operator(_scalar_ufunc))
+    setattr(_FusedScalar, f"__r{_name}__", _scalar_operator(_scalar_ufunc, reflected=True))
+for _name, _scalar_ufunc in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                             ("le", np.less_equal), ("gt", np.greater),
+                             ("ge", np.greater_equal)]:
+    setattr(_FusedScalar, f"__{_name}__", _scalar_operator(_scalar_ufunc))
+
+
+def _matmul_launches(a, b):
+    """The copies and pointer arrays CuPy's matmul makes besides its BLAS call."""
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or min(a.ndim, b.ndim) < 1:
+        return 0
+    ndim = max(a.ndim, b.ndim)
+    if ndim <= 2:
+        return sum(1 for x in (a, b) if x.ndim == 2
+                   and not (x.flags.c_contiguous or x.flags.f_contiguous))
+    half = np.result_type(a, b) == np.float16
+    extra = sum(1 for x in (a, b) if half or not x.flags.c_contiguous) + half
+    batch_a = (1,) * (ndim - a.ndim) + a.shape[:-2] if a.ndim > 1 else (1,) * (ndim - 2)
+    batch_b = (1,) * (ndim - b.ndim) + b.shape[:-2] if b.ndim > 1 else (1,) * (ndim - 2)
+    if any((m == 1) != (n == 1) for m, n in zip(batch_a, batch_b)):
+        extra += 3 * (ndim - 2)
+    return extra
+
+
+def _extra_launches(name, raw_args):
+    """Launches CuPy makes inside `name` besides its one counted kernel (the module doc)."""
+    if name == "matmul" and len(raw_args) >= 2:
+        return _matmul_launches(raw_args[0], raw_args[1])
+    if name == "mean":
+        return 1
+    if name in ("take_along_axis", "put_along_axis"):
+        return 2 * np.ndim(raw_args[0])
+    if name == "concatenate":
+        arrays = raw_args[0]
+        small = sum(np.size(a) for a in arrays) * np.result_type(*arrays).itemsize \
+            < 2 * 1024 * 1024 * len(arrays)
+        if len(arrays) > 8 and small and len({np.asarray(a).dtype for a in arrays}) == 1:
+            return 1
+        return len(arrays) - 1
+    return 0
+
+
 def _call(name, function, args, kwargs):
     """Run a NumPy function as CuPy would run `name`: operands checked and unwrapped, the
     result on the current device, launches and synchronizations counted."""
-    if _Fusion.active and name not in _FUSABLE and not isinstance(function, np.ufunc):
-        raise TypeError(f"cupy.fuse: '{name}' is not supported inside a fused function")
+    if _Fusion.active:
+        if name not in _FUSABLE and not isinstance(function, np.ufunc):
+            raise TypeError(f"cupy.fuse: '{name}' is not supported inside a fused function")
+        if kwargs.get("keepdims"):
+            raise TypeError(f"cupy.fuse: '{name}' with keepdims is not supported inside a "
+                            "fused function (CuPy's fusion drops it); add the axis outside")
+        if isinstance(function, np.ufunc):
+            return _call_fused_ufunc(function, args, kwargs)
     device = _Devices.current
     raw_args = _unwrap(args, name)
     out = kwargs.get("out")
@@ -241,6 +375,9 @@ def _call(name, function, args, kwargs):
             monitor.launch(name)
     else:
         monitor.launch(name)
+        extra = _extra_launches(name, raw_args)
+        if extra:
+            monitor.launch(f"{name} (inside)", extra)
     return _wrap(result, device, out if isinstance(out, ndarray) else None)
 
 
@@ -260,7 +397,7 @@ class Flags:
 
 
 def _operand(value):
-    return isinstance(value, (ndarray, np.ndarray, numbers.Number, np.generic))
+    return isinstance(value, (ndarray, np.ndarray, numbers.Number, np.generic, _FusedScalar))
 
 
 def _binary(name, function, reflected=False, inplace=False):
@@ -340,7 +477,6 @@ class ndarray:  # noqa: N801  (CuPy's name)
     __int__ = _read("int()", lambda a: int(a))
     __float__ = _read("float()", lambda a: float(a))
     __complex__ = _read("complex()", lambda a: complex(a))
-    __index__ = _read("index", lambda a: a.__index__())
     __repr__ = _read("repr", lambda a: repr(a))
     __str__ = _read("str", lambda a: str(a))
     __format__ = _read("format", lambda a, spec: format(a, spec))
@@ -552,14 +688,20 @@ def put_along_axis(a, indices, values, axis):
 
 
 def fuse(*args, **kwargs):
-    """cupy.fuse, run eagerly: `@fuse` or `@fuse(kernel_name=...)`; one launch per call."""
+    """cupy.fuse, run eagerly: `@fuse` or `@fuse(kernel_name=...)`; one launch per call.
+    As in CuPy (`_core/fusion.pyx` `Fusion.__call__`), a call without an array argument runs
+    the function as plain Python; with one, its scalar arguments compute as the fusion's."""
     def decorate(function):
         @functools.wraps(function)
         def fused(*call_args):
+            if not any(isinstance(arg, ndarray) for arg in call_args):
+                return function(*call_args)
             monitor._quiet += 1
             _Fusion.active += 1
             try:
-                return function(*call_args)
+                result = function(*[arg if isinstance(arg, ndarray) or arg is None
+                                    else _FusedScalar(arg) for arg in call_args])
+                return _unwrap(result, "fuse") if isinstance(result, _FusedScalar) else result
             finally:
                 _Fusion.active -= 1
                 monitor._quiet -= 1
@@ -586,13 +728,18 @@ def _gpu_only(name):
 
 # ----- cupy.random ---------------------------------------------------------------------------
 class _BitGenerator:
+    """A bit generator of `size` states (by default 8 · 256 · the GPU's SM count, as CuPy's
+    `_cuRANDGenerator`, `random/_bit_generator.pyx`): its draws depend on the seed and on
+    `size`, as CuPy's do; making it fills the states (two launches: zeros, cuRAND's init)."""
+
     kind = "BitGenerator"
 
-    def __init__(self, seed=None) -> None:
+    def __init__(self, seed=None, *, size=-1) -> None:
         self.seed = seed
+        self.size = 8 * 256 * _Devices.multiprocessors if size < 0 else size
         self.device = _Devices.current
         monitor.bit_generators[self.kind] += 1
-        monitor.launch(f"{self.kind} init")
+        monitor.launch(f"{self.kind} init", 2)
 
 
 def _bit_generator(kind):
@@ -604,7 +751,9 @@ class _Generator:
 
     def __init__(self, bit_generator) -> None:
         self.bit_generator = bit_generator
-        self._rng = np.random.default_rng(bit_generator.seed)
+        seed = bit_generator.seed
+        self._rng = np.random.default_rng(
+            None if seed is None else [int(seed) & (2 ** 64 - 1), bit_generator.size])
 
     def _draw(self, name, make):
         if self.bit_generator.device != _Devices.current:
@@ -775,5 +924,27 @@ def installed(devices=2):
 
 def is_stand_in(xp) -> bool:
     return xp is _namespace
+
+
+def main(argv):
+    """`python -m minigrad.testing.fake_cupy SCRIPT [ARGS]`: run SCRIPT with the stand-in as
+    CuPy (one device), as `python SCRIPT ARGS` would: a dry run of a GPU script here."""
+    import runpy
+    import sys
+
+    if not argv:
+        raise SystemExit("usage: python -m minigrad.testing.fake_cupy SCRIPT [ARGS]")
+    install(devices=1)
+    sys.argv = list(argv)
+    sys.path.insert(0, str(Path(argv[0]).resolve().parent))
+    runpy.run_path(argv[0], run_name="__main__")
+
+
+if __name__ == "__main__":  # the imported module's stand-in, the one minigrad sees
+    import sys
+
+    from minigrad.testing import fake_cupy
+
+    fake_cupy.main(sys.argv[1:])
 
 

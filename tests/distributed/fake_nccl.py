@@ -1,10 +1,13 @@
 """A stand-in for the part of CuPy that NCCLCommunicator uses, on any machine: "device" arrays
 are NumPy arrays behind a pointer, and NCCL's collectives are done by MPI on them, in the
 call protocol NCCL has (a unique id from rank 0, pointers, element counts, NCCL data types,
-a stream). It checks that the communicator calls NCCL as NCCL must be called; the GPU run
-itself needs a GPU."""
+a stream). It checks that the communicator calls NCCL as NCCL must be called, as CuPy 14
+has it (`cupy_backends/cuda/libs/nccl.pyx`): the id is 128 bytes, and `cuda.nccl` is there
+only once `fake_nccl.cuda.nccl` is imported by name (`import cupy` does not load
+`cupy.cuda.nccl`). The GPU run itself needs a GPU."""
 
 import itertools
+import sys
 import types
 
 import numpy as np
@@ -61,7 +64,7 @@ def _buffer(pointer, count, datatype):
 
 class NcclCommunicator:
     def __init__(self, ndev, unique_id, rank):
-        assert isinstance(unique_id, tuple) and len(unique_id) == 128
+        assert isinstance(unique_id, bytes) and len(unique_id) == 128, "commId: 128 bytes"
         self.ndev, self.unique_id, self.rank = ndev, unique_id, rank
         assert MPI.COMM_WORLD.Get_size() == ndev and MPI.COMM_WORLD.Get_rank() == rank
 
@@ -81,10 +84,13 @@ class NcclCommunicator:
 
 
 def _unique_id():
-    return tuple(int(b) for b in np.random.default_rng().integers(-128, 128, 128))
+    return np.random.default_rng().integers(0, 256, 128, dtype=np.uint8).tobytes()
 
 
-nccl = types.SimpleNamespace(
+nccl = types.ModuleType(f"{__name__}.cuda.nccl")
+vars(nccl).update(
     get_unique_id=_unique_id, NcclCommunicator=NcclCommunicator, NCCL_SUM=0,
     NCCL_FLOAT16=1, NCCL_FLOAT32=2, NCCL_FLOAT64=3, NCCL_INT32=4, NCCL_INT64=5, NCCL_UINT8=6)
-cuda = types.SimpleNamespace(Device=_Device, get_current_stream=lambda: _Stream(), nccl=nccl)
+cuda = types.ModuleType(f"{__name__}.cuda")
+vars(cuda).update(Device=_Device, get_current_stream=lambda: _Stream())
+sys.modules[cuda.__name__], sys.modules[nccl.__name__] = cuda, nccl  # importable by name

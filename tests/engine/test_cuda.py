@@ -95,6 +95,21 @@ def test_seeding_and_rng_state_start_no_xorwow_generator(stand_in):
     assert stand_in.bit_generators["Philox4x3210"] >= 1
 
 
+def test_a_seed_draws_the_same_numbers_on_any_gpu(monkeypatch):
+    """CuPy's Philox4x3210 has 8 · 256 · SM-count states by default, and its draws depend on
+    them; the generator's fixed count of states makes a seed's draws the GPU's own no more."""
+    draws = []
+    for multiprocessors in (132, 78):
+        monkeypatch.setattr(fake_cupy._Devices, "multiprocessors", multiprocessors)
+        with fake_cupy.installed(devices=1):
+            mg.manual_seed(5)
+            draws.append(mg.randn(4, device="cuda").numpy())
+            default = fake_cupy.cupy.random.default_rng(fake_cupy.cupy.random.Philox4x3210(5))
+            draws.append(default.random(4).get())
+    np.testing.assert_array_equal(draws[0], draws[2])
+    assert not np.array_equal(draws[1], draws[3])  # CuPy's default size: the GPU's own
+
+
 @pytest.fixture
 def fresh_cuda(monkeypatch):
     """The CuPy stand-in with two devices (on a GPU machine too), its 'cuda' backends made
@@ -107,7 +122,8 @@ def fresh_cuda(monkeypatch):
 def test_cuda_without_cupy_says_how_to_get_it(fresh_cuda):
     use_cupy(None)
     fresh_cuda.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
-    with pytest.raises(DeviceError, match=r"needs CuPy: install the 'gpu' extra") as caught:
+    with pytest.raises(DeviceError, match=r"needs CuPy 14: pip install -e '\.\[gpu-cuda12\]' "
+                       r"\(CUDA 12\) or pip install -e '\.\[gpu-cuda13\]'") as caught:
         mg.zeros(2, device="cuda")
     assert "\n" not in str(caught.value)
 
@@ -120,7 +136,8 @@ def test_cuda_without_a_gpu_is_one_line(fresh_cuda):
 
 def test_cupy_older_than_14_is_refused(fresh_cuda):
     fresh_cuda.setattr(fake_cupy.cupy, "__version__", "13.6.0")
-    with pytest.raises(DeviceError, match=r"needs CuPy >= 14, found CuPy 13.6.0.*cupy-cuda12x"):
+    with pytest.raises(DeviceError,
+                       match=r"needs CuPy >= 14, found CuPy 13.6.0.*gpu-cuda12.*gpu-cuda13"):
         mg.zeros(2, device="cuda")
 
 

@@ -133,6 +133,33 @@ def test_fuse_runs_eagerly_as_one_launch():
         indexed(x)
 
 
+def test_fuse_computes_scalars_as_cupys_fusion_does():
+    """Two Python scalars inside a fused function: the first loop they fit, float16
+    (`_guess_routine_from_in_types` without the weak-scalar guard); a typed scalar keeps its
+    dtype; without an array argument the function is plain Python."""
+    @cp.fuse()
+    def keep(x, smoothing):
+        return (1 - smoothing) * x
+
+    x = cp.ones(2, dtype=np.float32)
+    assert keep(x, 0.1).get()[0] == np.float32(np.float16(0.9))
+    assert keep(x, np.float32(0.1)).get()[0] == np.float32(1) - np.float32(0.1)
+    assert keep(1.0, 0.1) == 0.9
+
+
+@pytest.mark.parametrize("body", [lambda x: cp.sum(x, axis=-1, keepdims=True),
+                                  lambda x: cp.mean(x, axis=-1)])
+def test_fuse_refuses_keepdims_and_mean(body):
+    fused = cp.fuse(kernel_name="refused")(body)
+    with pytest.raises(TypeError, match="keepdims|'mean' is not supported"):
+        fused(cp.ones((2, 3)))
+
+
+def test_a_0d_array_is_not_an_index():
+    with pytest.raises(TypeError):
+        range(cp.asarray(3))
+
+
 def test_cuda_source_kernels_run_on_a_gpu_only():
     kernel = cp.ElementwiseKernel("float32 x", "float32 y", "y = x")
     with pytest.raises(NotImplementedError, match="GPU only"):

@@ -119,3 +119,45 @@ def test_a_state_that_is_not_an_averages_is_refused_in_one_line():
     with pytest.raises(CheckpointError, match="expected a dict with 'decay', 'updates' and "
                                               "'averages' .*, got \\['decay'\\]"):
         average.load_state_dict({"decay": 0.9})
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_on_a_gpu_the_average_is_one_flat_array_and_the_cpus_bit_for_bit(fused, stand_in,
+                                                                          tmp_path):
+    """On 'cuda' (the CuPy stand-in) the averages of the optimizer's flat parameters are one
+    flat array, moved by one update a step (one fused launch, or three), equal bit for bit
+    to the CPU's per-parameter averages after some steps and after a resume."""
+    from minigrad.backend import use_fused_kernels
+    from minigrad.optim import Adam
+
+    def run(device, steps, first=0, state=None):
+        model = small_model().to(device)
+        optimizer = Adam(model.parameters(), lr=0.05)
+        average = ExponentialMovingAverage(model.named_parameters(), decay=0.9)
+        if state is not None:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            average.load_state_dict(state["average"])
+        for step in range(first, first + steps):
+            x = mg.tensor(np.random.default_rng(step).standard_normal((5, 3)).astype(np.float32),
+                          device=device)
+            optimizer.zero_grad()
+            (model(x) ** 2).mean().backward()
+            optimizer.step()
+            stand_in.reset()
+            average.update()
+        return model, optimizer, average
+
+    use_fused_kernels(fused)
+    try:
+        _, _, cpu = run("cpu", 9)
+        model, optimizer, gpu = run("cuda", 5)
+        assert stand_in.launch_count == (1 if fused else 3)
+        assert len(gpu._flat) == 1 and all(view.base is not None for view in gpu._flat[0].views)
+        mg.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                 "average": gpu.state_dict()}, tmp_path / "gpu.npz")
+        _, _, resumed = run("cuda", 4, first=5, state=mg.load(tmp_path / "gpu.npz"))
+    finally:
+        use_fused_kernels(False)
+    for name, value in cpu.averages.items():
+        assert np.array_equal(resumed.averages[name].get(), value), name

@@ -130,7 +130,22 @@ def test_a_cuda_run_resumes_bitwise(tmp_path):
     assert all(t.device == "cuda:0" for t in loaded["model"].values())
 
 
+# logits whose top two differ by less than this may swap on a GPU (float32 summed in another
+# order: differences of about 1e-5 here); tokens are compared only before such a near-tie
+TIE_MARGIN = 1e-3
+
+
+def _decided_steps(logits):
+    """For each row of the CPU's greedy logits (batch, steps, vocab): how many of its first
+    steps have a top two further apart than TIE_MARGIN."""
+    top = np.sort(logits, axis=-1)[..., -2:]
+    tied = (top[..., 1] - top[..., 0]) <= TIE_MARGIN  # (batch, steps)
+    return np.where(tied.any(axis=1), tied.argmax(axis=1), tied.shape[1])
+
+
 def test_decoding_on_cuda_gives_the_cpus_tokens():
+    """Greedy tokens agree up to each row's first near-tie of the CPU's top two logits; beam
+    search's agree on the rows with none (near-ties swap on a GPU: not a defect)."""
     trainer = build_trainer("cpu", model={"dropout": 0.0}, steps=4)
     trainer.train()
     model, vocab = trainer.model.eval(), trainer.vocab
@@ -139,9 +154,15 @@ def test_decoding_on_cuda_gives_the_cpus_tokens():
     for device in ("cpu", "cuda"):
         on_device = model.to(device)
         ids = src.to(device)
-        greedy = greedy_decode(on_device, ids, 6, vocab.bos_id, vocab.eos_id)
+        greedy, logits = greedy_decode(on_device, ids, 6, vocab.bos_id, vocab.eos_id,
+                                       return_logits=True)
         beams = beam_search(on_device, ids, 3, 6, vocab.bos_id, vocab.eos_id)
         assert greedy.device == beams.device == mg.backend.normalize_device(device)
-        found[device] = (greedy.numpy(), beams.numpy())
-    for ours, theirs in zip(found["cuda"], found["cpu"]):
-        np.testing.assert_array_equal(ours, theirs)
+        found[device] = (greedy.numpy(), logits.numpy(), beams.numpy())
+    cpu_greedy, cpu_logits, cpu_beams = found["cpu"]
+    decided = _decided_steps(cpu_logits)
+    for row, steps in enumerate(decided):
+        np.testing.assert_array_equal(found["cuda"][0][row, :steps], cpu_greedy[row, :steps])
+    clear = decided == cpu_logits.shape[1]
+    assert clear.sum() >= len(clear) // 2  # most rows are compared whole
+    np.testing.assert_array_equal(found["cuda"][2][clear], cpu_beams[clear])
