@@ -164,7 +164,8 @@ def test_train_translation_leaves_a_complete_run_folder(tmp_path):
                          out, *TINY_FLAGS, timeout=240)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        "best.npz", "config.json", "last.npz", "metrics.json", "metrics.jsonl", "vocab.json"]
+        "best.npz", "config.json", "curves.png", "last.npz", "metrics.json", "metrics.jsonl",
+        "samples.jsonl", "vocab.json"]
     metrics = json.loads((out / "metrics.json").read_text())
     assert {"test_exact_match", "test_bleu", "compositional_exact_match",
             "compositional_bleu", "phenomena", "train_seconds"} <= metrics.keys()
