@@ -3,9 +3,10 @@ walkthrough (docs/illustrated/walkthrough.md), are what a fresh default run give
 
 Tolerances survive another CPU (a different BLAS kernel, or another number of BLAS threads,
 takes training down another float path, which flips a few sentences): exact match ±0.01 on
-test and compositional (2,000 and 1,000 sentences), ±0.03 on cross-construction and ±0.05
-on each held-out pair (about 111 sentences each), BLEU ±0.5, timings ignored; translations,
-counts and sizes exact.
+test and compositional (2,000 and 1,000 sentences), ±0.03 on cross-construction and on the
+long split (whose errors are the rarest and the likeliest to move), ±0.05 on each held-out
+pair (about 111 sentences each), BLEU ±0.5 (±1 on the long split), timings and the long
+split's error counts ignored; translations, counts and sizes exact.
 The walkthrough's per-weight numbers (attention weights, vector entries) depend on that float
 path and are not compared; its structure is (the same sections, the same count of numbers)."""
 
@@ -21,13 +22,15 @@ import pytest
 from transformer.data.grammar import HELD_OUT_FEATURE_PAIRS
 
 REPO = Path(__file__).resolve().parents[1]
-SCORE = re.compile(r"^\s*(test|compositional|cross_construction): exact match ([\d.]+)\s+BLEU "
+SCORE = re.compile(r"^\s*(test|compositional|cross_construction|long): exact match ([\d.]+)\s+BLEU "
                    r"([\d.]+)\s+chrF [\d.]+\s+token accuracy ([\d.]+)")
 PHENOMENON = re.compile(r"^    (\S+)\s+exact match ([\d.]+)$")
 SHOWCASE = re.compile(r"^  (.+)  ->  (.+)$")
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")  # 1.2e-04 is one number
 
-EXACT_MATCH_TOLERANCE = {"test": 0.01, "compositional": 0.01, "cross_construction": 0.03}
+EXACT_MATCH_TOLERANCE = {"test": 0.01, "compositional": 0.01, "cross_construction": 0.03,
+                         "long": 0.03}
+BLEU_TOLERANCE = {"long": 1.0}  # else 0.5
 HELD_OUT_PAIRS = set(HELD_OUT_FEATURE_PAIRS)
 
 pytestmark = pytest.mark.slow
@@ -64,7 +67,8 @@ def test_the_readme_prints_what_the_main_job_prints(main_job_run):
         fresh_exact, fresh_bleu, fresh_accuracy = fresh_scores[split]
         assert abs(exact - fresh_exact) <= EXACT_MATCH_TOLERANCE[split], (split, exact,
                                                                             fresh_exact)
-        assert abs(bleu - fresh_bleu) <= 0.5, (split, bleu, fresh_bleu)
+        assert abs(bleu - fresh_bleu) <= BLEU_TOLERANCE.get(split, 0.5), (split, bleu,
+                                                                           fresh_bleu)
         assert abs(accuracy - fresh_accuracy) <= 0.01, (split, accuracy, fresh_accuracy)
     assert phenomena.keys() == fresh_phenomena.keys()
     for name, exact in phenomena.items():

@@ -52,9 +52,10 @@ def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
              decode=True, tokenizer=WORDS):
     """Metrics of `model` on `examples` (split into tokens by `tokenizer`): loss,
     token_accuracy (teacher forced), and when `decode`: exact_match, bleu, chrf and phenomena
-    {name: exact match} of the detokenised output against each example's target text, and
-    max_length_ratio (the longest output over its reference's length, in tokens). The model
-    is put in eval mode."""
+    {name: exact match} of the detokenised output against each example's target text,
+    max_length_ratio (the longest output over its reference's length, in tokens) and
+    outputs (the detokenised translations, in the examples' order). The model is put in eval
+    mode."""
     model.eval()
     pairs = encode_pairs(examples, vocab, tokenizer)
     total_loss, correct, tokens = 0.0, 0, 0
@@ -95,5 +96,5 @@ def _decoded_metrics(examples, predictions, vocab, tokenizer):
     return {
         "exact_match": sum(hits) / max(len(hits), 1), **scores,
         "phenomena": {name: sum(h) / len(h) for name, h in sorted(per_phenomenon.items())},
-        "max_length_ratio": max(ratios, default=math.nan),
+        "max_length_ratio": max(ratios, default=math.nan), "outputs": hypotheses,
     }

@@ -16,6 +16,7 @@ from .builders import build_model_config, build_tokenizer, build_vocab, load_spl
 from .config import TransformerConfig
 from .data import WORDS, Vocab
 from .data.batching import BatchIterator, encode_pairs
+from .data.errors import agreement_error, repeated_clause
 from .evaluation import evaluate
 from .main_job import MAIN_JOB
 from .model import Transformer
@@ -227,6 +228,13 @@ def _last_checkpoint(folder, model_config, vocab, device, communicator):
         return mg.load(copy, device=device)
 
 
+def _long_errors(examples, outputs) -> dict[str, int]:
+    """The long split's wrong translations of two kinds (data/errors.py), counted."""
+    pairs = [(output, example.tgt) for example, output in zip(examples, outputs)]
+    return {"long_agreement_errors": sum(agreement_error(*pair) for pair in pairs),
+            "long_repeated_clauses": sum(repeated_clause(*pair) for pair in pairs)}
+
+
 def resumed_configuration(folder, task, data, model_options, training_options, subword=None):
     """(task, data, model config, training config) of the run in `folder`, with the
     RESUMABLE_OPTIONS of `training_options`; ResumeConflict for any other option given with
@@ -261,11 +269,12 @@ def resumed_configuration(folder, task, data, model_options, training_options, s
 
 
 def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
-    """Evaluate best.npz on the test, compositional and cross-construction splits (that one
-    also per held-out feature pair); write and return metrics.json."""
+    """Evaluate best.npz on the test, compositional, cross-construction (also per held-out
+    feature pair) and long splits (also its agreement errors and repeated clauses); write and
+    return metrics.json."""
     model, vocab, tokenizer = folder.load_model("best"), folder.vocab(), folder.tokenizer()
     metrics = {"train_seconds": round(train_seconds, 1), "best_step": best_step}
-    for split in ("test", "compositional", "cross_construction"):
+    for split in ("test", "compositional", "cross_construction", "long"):
         if split not in splits or not splits[split]:
             continue
         result = evaluate(model, splits[split], vocab, device=model.device, tokenizer=tokenizer)
@@ -283,6 +292,11 @@ def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
               f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.1f}  "
               f"token accuracy {result['token_accuracy']:.4f}  "
               f"longest output {result['max_length_ratio']:.2f}x its reference{unknown}")
+        if split == "long":
+            metrics.update(_long_errors(splits[split], result["outputs"]))
+            print(f"{'':>18}  wrong: {metrics['long_agreement_errors']} with an agreement "
+                  f"error only, {metrics['long_repeated_clauses']} with a repeated clause, of "
+                  f"{len(splits[split])} sentences")
     for name, value in {**metrics.get("phenomena", {}),
                         **metrics.get("cross_construction_pairs", {})}.items():
         print(f"    {name:<36} exact match {value:.4f}")

@@ -176,7 +176,8 @@ def test_every_experiment_is_registered_with_its_claim():
 
 def test_toy_sizes_draw_a_smaller_toy_en_es_and_refuse_another_task():
     small = TaskData.load("toy-en-es", toy_sizes=dict(n_train=50, n_valid=20, n_test=10,
-                                                      n_compositional=0, n_cross=0))
+                                                      n_compositional=0, n_cross=0,
+                                                      n_long=0))
     assert (len(small.train), len(small.valid), len(small.test)) == (50, 20, 10)
     with pytest.raises(ValueError, match="toy_sizes .* are for the toy-en-es task, not 'copy'"):
         TaskData.load("copy", toy_sizes=dict(n_train=50))

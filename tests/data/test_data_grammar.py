@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer.data import Example, detokenize, grammar, tokenize, toy_en_es
-from transformer.data.derivation import BALANCED, TRAINING, derive
+from transformer.data.derivation import BALANCED, LONGEST, TRAINING, derive
 from transformer.data.features import (
     CONSTRUCTIONS,
     FEATURES,
@@ -25,6 +25,8 @@ from transformer.data.grammar import (
     HELD_OUT_ADJECTIVE_NOUNS,
     HELD_OUT_FEATURE_PAIRS,
     HELD_OUT_NEGATED_VERBS,
+    LONG_SHARE,
+    LONG_WORDS,
     held_out_combinations,
     translate_known,
 )
@@ -229,7 +231,7 @@ def checker(data):
 def test_default_sizes(data):
     assert {name: len(split) for name, split in data.items()} == {
         "train": 50_000, "valid": 1_000, "test": 2_000, "compositional": 1_000,
-        "cross_construction": 1_000}
+        "cross_construction": 1_000, "long": 1_000}
     assert all(isinstance(e, Example) for split in data.values() for e in split)
     assert len({e.src for e in data["train"]}) == 50_000
 
@@ -323,7 +325,7 @@ def test_checker_catches_mistakes(checker, source, wrong):
         checker.check(source, wrong)
 
 
-@given(st.integers(0, 2**32 - 1), st.sampled_from([TRAINING, BALANCED]))
+@given(st.integers(0, 2**32 - 1), st.sampled_from([TRAINING, BALANCED, LONGEST]))
 def test_derived_sentences_translate_and_are_well_formed(checker, seed, weights):
     sentence = derive(random.Random(seed), weights)
     assert parse(detokenize(english(sentence))) == sentence
@@ -334,7 +336,7 @@ def test_derived_sentences_translate_and_are_well_formed(checker, seed, weights)
 
 def test_translation_function_agrees_with_the_data(data):
     for example in (data["valid"] + data["test"] + data["compositional"]
-                    + data["cross_construction"]):
+                    + data["cross_construction"] + data["long"]):
         assert translate_known(example.src) == example.tgt
 
 
@@ -348,7 +350,7 @@ def test_compositional_split(data):
     assert all(combinations)
     seen = set().union(*combinations)
     assert seen == HELD_OUT_ADJECTIVE_NOUNS | HELD_OUT_NEGATED_VERBS
-    for split in ("train", "valid", "test", "cross_construction"):
+    for split in ("train", "valid", "test", "cross_construction", "long"):
         assert not any(held_out_combinations(parse(e.src)) for e in data[split])
     train_words = {w for e in data["train"] for w in tokenize(e.src) + tokenize(e.tgt)}
     for example in data["compositional"]:
@@ -356,7 +358,7 @@ def test_compositional_split(data):
 
 
 def test_phenomena_are_constructions(data):
-    for split in ("train", "valid", "test", "compositional"):
+    for split in ("train", "valid", "test", "compositional", "long"):
         assert all(e.phenomenon == construction(parse(e.src)) for e in data[split])
     assert len(CONSTRUCTIONS) >= 10
     assert {e.phenomenon for e in data["test"]} == set(CONSTRUCTIONS)
@@ -379,19 +381,56 @@ def test_no_spanish_verb_form_is_an_adjective_or_noun():
 
 def test_deterministic_from_the_seed():
     sizes = {"n_train": 300, "n_valid": 30, "n_test": 30, "n_compositional": 30,
-             "n_cross": 27}
+             "n_cross": 27, "n_long": 20}
     first, again, other = toy_en_es(7, **sizes), toy_en_es(7, **sizes), toy_en_es(8, **sizes)
     assert first == again
     assert first["train"] != other["train"]
     assert {name: len(split) for name, split in first.items()} == {
-        "train": 300, "valid": 30, "test": 30, "compositional": 30, "cross_construction": 27}
+        "train": 300, "valid": 30, "test": 30, "compositional": 30, "cross_construction": 27,
+        "long": 20}
 
 
 def test_running_out_of_sentences(monkeypatch):
     only = parse("the ball is blue")
     monkeypatch.setattr(grammar, "derive", lambda rng, weights: only)
     with pytest.raises(ValueError, match="ran out"):
-        toy_en_es(0, n_train=10, n_valid=0, n_test=0, n_compositional=0, n_cross=0)
+        toy_en_es(0, n_train=10, n_valid=0, n_test=0, n_compositional=0, n_cross=0, n_long=0)
+
+
+# --- the long split ----------------------------------------------------------------------
+def test_the_long_split_is_the_grammars_longest(data):
+    """At least LONG_WORDS English tokens each, longer than all but a few in a thousand of
+    the TRAINING derivations (valid and test: train holds the long share besides)."""
+    lengths = sorted(len(tokenize(e.src)) for e in data["valid"] + data["test"])
+    assert all(len(tokenize(e.src)) >= LONG_WORDS for e in data["long"])
+    assert sum(length >= LONG_WORDS for length in lengths) <= 0.005 * len(lengths)
+    assert max(len(tokenize(e.src)) for e in data["long"]) > lengths[-1]
+
+
+def test_the_long_split_holds_the_shapes_it_promises(data):
+    """Two owned noun phrases with adjectives coordinated as subject and as object; and
+    negations, because-clauses and every tense among its sentences."""
+    counts = Counter(f for e in data["long"] for f in features(parse(e.src)))
+    both_owned = [e for e in data["long"] if {
+        "subject:coordination", "subject:possessor", "subject:adjective", "possessor:adjective",
+        "object:coordination", "object:possessor", "object:adjective"} <= features(parse(e.src))]
+    assert len(both_owned) >= 50
+    for feature in ("negated", "contracted", "because", "tense:present", "tense:past",
+                    "tense:future", "place:possessor", "predicate:location"):
+        assert counts[feature] >= 5, feature
+
+
+def test_train_draws_its_long_share_of_long_sentences(data):
+    """Train holds LONG_SHARE of LONGEST derivations, long sentences that TRAINING almost never
+    draws; the share takes the place of TRAINING sentences of train, never of valid or test."""
+    long_in_train = sum(len(tokenize(e.src)) >= LONG_WORDS for e in data["train"])
+    assert long_in_train >= 0.3 * LONG_SHARE * len(data["train"])
+    sizes = {"n_train": 2000, "n_valid": 50, "n_test": 50, "n_compositional": 10,
+             "n_cross": 9, "n_long": 0}
+    without, with_share = toy_en_es(0, long_share=0, **sizes), toy_en_es(0, **sizes)
+    assert without["valid"] == with_share["valid"] and without["test"] == with_share["test"]
+    assert len(with_share["train"]) == len(without["train"]) == 2000
+    assert set(e.src for e in with_share["train"]) - set(e.src for e in without["train"])
 
 
 # --- features and the cross-construction split -------------------------------------------
@@ -440,7 +479,7 @@ def test_held_out_pairs_are_possible_and_span_the_slots():
 
 
 def test_held_out_pairs_only_in_the_cross_construction_split(data, pairs_by_split):
-    for name in ("train", "valid", "test", "compositional"):
+    for name in ("train", "valid", "test", "compositional", "long"):
         assert not any(pairs & HELD_OUT_FEATURE_PAIRS for pairs in pairs_by_split[name]), name
     for example, pairs in zip(data["cross_construction"], pairs_by_split["cross_construction"]):
         assert pairs & HELD_OUT_FEATURE_PAIRS == {example.phenomenon}

@@ -472,10 +472,10 @@ def small_toy_en_es(name, data=None, seed=0, skip_bad_lines=False):
     """The toy-en-es task, drawn smaller (the full 50,000 pairs take seconds to draw)."""
     assert name == "toy-en-es" and data is None
     return toy_en_es(seed, n_train=1000, n_valid=20, n_test=20, n_compositional=20,
-                     n_cross=18)
+                     n_cross=18, n_long=10)
 
 
-def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
+def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(builders, "load_task", small_toy_en_es)
     out = tmp_path / "run"
     training = tiny_training(steps=6, eval_every=3, checkpoint_every=3, log_every=2)
@@ -518,7 +518,13 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch):
     assert json.loads((out / "metrics.json").read_text()) == metrics
     assert {"test_exact_match", "test_bleu", "compositional_exact_match",
             "compositional_bleu", "cross_construction_exact_match", "phenomena",
-            "cross_construction_pairs", "train_seconds"} <= metrics.keys()
+            "cross_construction_pairs", "train_seconds", "long_exact_match",
+            "long_agreement_errors", "long_repeated_clauses"} <= metrics.keys()
+    printed = capsys.readouterr().out
+    assert f"long: exact match {metrics['long_exact_match']:.4f}" in printed
+    assert (f"wrong: {metrics['long_agreement_errors']} with an agreement error only, "
+            f"{metrics['long_repeated_clauses']} with a repeated clause, of 10 sentences"
+            in printed)
     assert set(metrics["phenomena"]) == {e.phenomenon for e in splits["test"]}
     assert set(metrics["cross_construction_pairs"]) == HELD_OUT_FEATURE_PAIRS
     assert_bitwise_equal(Translator.from_checkpoint(out).model.state_dict(), best["model"])

@@ -76,7 +76,7 @@ DEFAULT = Scale()
 QUICK = Scale(seeds=1, d_model=16, n_heads=2, d_ff=64, probe_batches=2, probe_batch_size=16,
               depth=3, deep=6, depths=(2, 4, 6), quick=True,
               toy_sizes=dict(n_train=4000, n_valid=300, n_test=100, n_compositional=0,
-                             n_cross=0))
+                             n_cross=0, n_long=0))
 
 
 # ----- data, models, training -----------------------------------------------------------------

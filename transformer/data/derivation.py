@@ -6,11 +6,12 @@ coordinated noun phrase, a negation, a because-clause, ...) by a coin of `weight
 production the parser accepts can be chosen, with the agreement rules of syntax.py; what
 is left out on purpose (nonsense like "the table eats the dog") is listed in docs/data.md.
 
-Two weightings: TRAINING draws train, valid, test and compositional; BALANCED draws the
+Three weightings: TRAINING draws train, valid, test and compositional; BALANCED draws the
 cross-construction split: every choice between kinds (of predicate, number, negation,
 "too", ...) is a fair coin there, the optional noun phrase parts and the because-clause are
 less frequent than in training (so that its sentences, each holding a held-out pair, are not
-much longer than training's).
+much longer than training's). LONGEST takes nearly every optional part: it draws the long
+split and a share of train, the sentences at the grammar's longest.
 """
 
 import random
@@ -49,6 +50,11 @@ TRAINING = Weights(predicates=(0.5, 0.3, 0.2), coordination=0.3, adjective=0.35,
 BALANCED = Weights(predicates=(1, 1, 1), coordination=0.25, adjective=0.35, possessor=0.2,
                    plural=0.5, negated=0.5, contracted=0.5, too=0.5, reason=0.2,
                    other_tense=0.5, activity_place=0.5)
+# Coordination below 1: a coordinated subject is never negated outside the cross-construction
+# split, so a single subject is what lets a long sentence hold a negation.
+LONGEST = Weights(predicates=(0.6, 0.2, 0.2), coordination=0.7, adjective=0.8, possessor=0.8,
+                  plural=0.5, negated=0.5, contracted=0.5, too=0.5, reason=0.5,
+                  other_tense=0.5, activity_place=1.0)
 
 
 @cache

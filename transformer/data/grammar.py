@@ -9,14 +9,16 @@ lexicon (lexicon.py), said in both languages by syntax.py, and split into:
   its words is;
 - cross_construction: sentences with a held-out feature pair (two grammar choices, as
   features.py names them, such as a coordinated subject with a negation) that never occur
-  together in the other splits, drawn by a sampler weighted differently.
+  together in the other splits, drawn by a sampler weighted differently;
+- long: sentences at the grammar's longest (LONG_WORDS English tokens or more), drawn by the
+  LONGEST sampler as train's long share is, with no held-out pair or combination.
 
 The three sentences quoted in the articles are always in train.
 """
 
 import random
 
-from .derivation import BALANCED, TRAINING, derive
+from .derivation import BALANCED, LONGEST, TRAINING, derive
 from .example import Example
 from .features import construction, feature_pairs
 from .parse import parse
@@ -69,6 +71,11 @@ HELD_OUT_NEGATED_VERBS = frozenset({
     ("bring", "future"), ("have", "future"), ("write", "future"), ("drink", "future"),
     ("open", "future"), ("swim", "future"), ("go", "future"), ("see", "future"),
 })
+# The long split's floor: 20 English tokens ("'s" counts as one) is longer than 99.7% of
+# TRAINING derivations (the longest reach 24) and than about 3 in 4 of LONGEST's.
+LONG_WORDS = 20
+LONG_SHARE = 0.05  # of train, drawn by LONGEST: the long shapes TRAINING almost never draws
+LONG_SHARE_WORDS = 18  # the least English tokens of a sentence of train's long share
 _MAX_MISSES = 10_000  # draws in a row that add nothing before generation gives up
 
 
@@ -120,23 +127,25 @@ def _negated_verbs(sentence: Sentence) -> set[tuple[str, str]]:
 
 
 def toy_en_es(seed: int = 0, *, n_train: int = 50_000, n_valid: int = 1_000,
-              n_test: int = 2_000, n_compositional: int = 1_000,
-              n_cross: int = 1_000) -> dict[str, list[Example]]:
-    """The toy-en-es splits, {"train", "valid", "test", "compositional", "cross_construction"},
-    from `seed`.
+              n_test: int = 2_000, n_compositional: int = 1_000, n_cross: int = 1_000,
+              n_long: int = 1_000, long_share: float = LONG_SHARE) -> dict[str, list[Example]]:
+    """The toy-en-es splits, {"train", "valid", "test", "compositional", "cross_construction",
+    "long"}, from `seed`.
 
     Train, valid, test and compositional are derivations weighted as `derivation.TRAINING`,
-    without a held-out feature pair; cross_construction is drawn by its own sampler
-    (`derivation.BALANCED`, its own random numbers), each sentence with exactly one held-out
-    feature pair, the pairs in turn. Sources are distinct across all splits; the article
-    examples count towards `n_train`. An example's phenomenon is its construction, or in
-    cross_construction its held-out pair.
+    without a held-out feature pair, but for `long_share` of train, drawn by
+    `derivation.LONGEST` (its own random numbers). Cross_construction is drawn by its own
+    sampler (`derivation.BALANCED`), each sentence with exactly one held-out feature pair, the
+    pairs in turn; long by LONGEST, sentences of at least LONG_WORDS tokens fit for train.
+    Sources are distinct across all splits; the article examples count towards `n_train`. An
+    example's phenomenon is its construction, or in cross_construction its held-out pair.
     """
     rng = random.Random(seed)
     articles = [Example(text, translate_known(text), construction(parse(text)))
                 for text in ARTICLE_EXAMPLES]
     seen = {example.src for example in articles}
-    n_iid = n_train - len(articles) + n_valid + n_test
+    n_longest = round(long_share * n_train)
+    n_iid = n_train - len(articles) - n_longest + n_valid + n_test
     iid: list = []
     compositional: list = []
     misses = _Misses()
@@ -146,11 +155,29 @@ def toy_en_es(seed: int = 0, *, n_train: int = 50_000, n_valid: int = 1_000,
                       else (iid, n_iid))
         fits = len(pool) < size and not feature_pairs(sentence) & HELD_OUT_FEATURE_PAIRS
         misses.count(fits and _add(pool, sentence, construction(sentence), seen))
-    train = iid[n_valid + n_test:] + articles
+    longest = random.Random(f"longest {seed}")
+    train = (iid[n_valid + n_test:] + articles
+             + _fit_for_train(longest, n_longest, seen, min_words=LONG_SHARE_WORDS))
     rng.shuffle(train)
     return {"train": train, "valid": iid[:n_valid], "test": iid[n_valid:n_valid + n_test],
             "compositional": compositional,
-            "cross_construction": _cross_construction(seed, n_cross, seen)}
+            "cross_construction": _cross_construction(seed, n_cross, seen),
+            "long": _fit_for_train(longest, n_long, seen, min_words=LONG_WORDS)}
+
+
+def _fit_for_train(rng: random.Random, size: int, seen: set[str],
+                   min_words: int = 0) -> list[Example]:
+    """`size` LONGEST derivations of at least `min_words` English tokens, with no held-out
+    feature pair or combination."""
+    examples: list = []
+    misses = _Misses()
+    while len(examples) < size:
+        sentence = derive(rng, LONGEST)
+        fits = (len(english(sentence)) >= min_words
+                and not feature_pairs(sentence) & HELD_OUT_FEATURE_PAIRS
+                and not held_out_combinations(sentence))
+        misses.count(fits and _add(examples, sentence, construction(sentence), seen))
+    return examples
 
 
 def _cross_construction(seed: int, size: int, seen: set[str]) -> list[Example]:
