@@ -74,7 +74,7 @@ HELD_OUT_NEGATED_VERBS = frozenset({
 # The long split's floor: 20 English tokens ("'s" counts as one) is longer than 99.7% of
 # TRAINING derivations (the longest reach 24) and than about 3 in 4 of LONGEST's.
 LONG_WORDS = 20
-LONG_SHARE = 0.05  # of train, drawn by LONGEST: the long shapes TRAINING almost never draws
+LONG_SHARE = 0.2  # of train, drawn by LONGEST: the long shapes TRAINING almost never draws
 LONG_SHARE_WORDS = 18  # the least English tokens of a sentence of train's long share
 _MAX_MISSES = 10_000  # draws in a row that add nothing before generation gives up
 
@@ -133,11 +133,11 @@ def toy_en_es(seed: int = 0, *, n_train: int = 50_000, n_valid: int = 1_000,
     "long"}, from `seed`.
 
     Train, valid, test and compositional are derivations weighted as `derivation.TRAINING`,
-    without a held-out feature pair, but for `long_share` of train, drawn by
-    `derivation.LONGEST` (its own random numbers). Cross_construction is drawn by its own
-    sampler (`derivation.BALANCED`), each sentence with exactly one held-out feature pair, the
-    pairs in turn; long by LONGEST, sentences of at least LONG_WORDS tokens fit for train.
-    Sources are distinct across all splits; the article examples count towards `n_train`. An
+    without a held-out feature pair, but for `long_share` of train: `derivation.LONGEST`
+    derivations of at least LONG_SHARE_WORDS tokens. Cross_construction is drawn by
+    `derivation.BALANCED`, each sentence with exactly one held-out feature pair, the pairs in
+    turn; long by LONGEST, sentences of at least LONG_WORDS tokens fit for train. Each of
+    these three draws from random numbers of its own. Sources are distinct across all splits; the article examples count towards `n_train`. An
     example's phenomenon is its construction, or in cross_construction its held-out pair.
     """
     rng = random.Random(seed)
@@ -162,7 +162,8 @@ def toy_en_es(seed: int = 0, *, n_train: int = 50_000, n_valid: int = 1_000,
     return {"train": train, "valid": iid[:n_valid], "test": iid[n_valid:n_valid + n_test],
             "compositional": compositional,
             "cross_construction": _cross_construction(seed, n_cross, seen),
-            "long": _fit_for_train(longest, n_long, seen, min_words=LONG_WORDS)}
+            "long": _fit_for_train(random.Random(f"long {seed}"), n_long, seen,
+                                   min_words=LONG_WORDS)}
 
 
 def _fit_for_train(rng: random.Random, size: int, seen: set[str],
