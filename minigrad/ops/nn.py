@@ -181,10 +181,16 @@ class LayerNorm(Function):
         shape = self.inputs[0].shape[-n_axes:]
         grads = [grad_input.reshape(grad.shape)]
         if self.has_weight:
-            grads.append(grad_weight.reshape(shape))
+            grads.append(_shaped(grad_weight, shape))
         if self.has_bias:
-            grads.append(grad_bias.reshape(shape))
+            grads.append(_shaped(grad_bias, shape))
         return tuple(self.constant(g) for g in grads)
+
+
+def _shaped(array, shape):
+    """`array` in `shape`, itself when it has that shape already: a reshaped view is no array
+    of its own, and a `.grad` would copy it (`Backend.owns`)."""
+    return array if array.shape == shape else array.reshape(shape)
 
 
 @op(reference=layer_norm_input_gradient_reference, namespace=None, internal=True,
