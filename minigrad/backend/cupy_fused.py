@@ -190,4 +190,6 @@ class FusedKernels:
         peak = self._scaled_masked_peak(scores, mask, scale)[..., None]
         exponentials = self._scaled_masked_exp(scores, mask, scale, peak)
         total = self._nonzero_sum(exponentials)[..., None]
-        return self.xp.divide(exponentials, total, out=exponentials)
+        # C-contiguous whatever the layout of `scores` (a product's transpose, `matmul`): the
+        # weights are the first operand of the products that follow
+        return self.xp.divide(exponentials, total, out=self.xp.empty(scores.shape, scores.dtype))
