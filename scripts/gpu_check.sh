@@ -21,13 +21,14 @@
 #   DEVICE=cpu scripts/gpu_check.sh                        # a dry run here, on the stand-in
 #
 # Settings (environment): DEVICE (cuda; cpu: every part on the CuPy stand-in, a slice of the
-# suite, tiny configs, torch runs skipped), PARTS (smoke,tests,main,bench), TESTS (a pytest
-# selection run instead of the two test calls), WORKERS (8, pytest's -n), OUT (where the
-# files go; a new temporary folder when unset), KERNEL_CACHE (a kernel_cache.tar.gz of an
-# earlier call to start warm). It writes at most 4 files to OUT: records.tar.gz (every
-# part's log, the junit XML, the benchmark JSON), console.log, kernel_cache.tar.gz (CuPy's
-# compiled kernels; left out, with a line, above 12 MiB) and summary.txt, the one-screen
-# summary (scripts/gpu_check_summary.py) that it also prints last.
+# suite, tiny configs counted over one step, torch runs skipped), PARTS (smoke,tests,main,
+# bench), TESTS (a pytest selection run instead of the two test calls), WORKERS (8,
+# pytest's -n), OUT (where the files go; a new temporary folder when unset), KERNEL_CACHE
+# (a kernel_cache.tar.gz of an earlier call to start warm). It writes at most 4 files to
+# OUT: records.tar.gz (every part's log, the junit XML, the benchmark JSON), console.log,
+# kernel_cache.tar.gz (CuPy's compiled kernels; left out, with a line, above 12 MiB) and
+# summary.txt, the one-screen summary (scripts/gpu_check_summary.py) that it also prints
+# last.
 # Exit status 0 when every part passed, 1 otherwise.
 
 set -u -o pipefail
@@ -162,7 +163,7 @@ if part bench; then
             fi
             if [ "$DEVICE" = cpu ]; then  # the stand-in counts launches; it times nothing
                 timed 120 "$name.log" python3 benchmarks/train_step.py --count \
-                    --config "$config" --warmup 1 ${2:-} --json
+                    --config "$config" --warmup 1 --steps 1 ${2:-} --json
                 status "$name (--count)" "$?" 120
             else
                 timed 10 "$name.log" python3 benchmarks/train_step.py --framework "$1" \

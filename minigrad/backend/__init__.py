@@ -10,9 +10,13 @@ A backend bundles an array namespace `xp` (NumPy or CuPy) with:
                      current GPU); called before work on the backend's arrays
 - `kernels`          None, or the fused kernels the ops use instead of chains of array ops
                      (`cupy_fused.py`: on 'cuda' with `use_fused_kernels(True)`)
-- `batched_operand(a)`  `a` as an operand of batched matrix products: contiguous on a GPU
-                     (CuPy's matmul copies a strided operand at every product), `a` itself
-                     on the CPU (where the copy measured slower than NumPy's strided product)
+- `batched_operand(a, transposed=False)`  `a` as an operand of batched matrix products:
+                     on a GPU copied once into a C-contiguous array, of `a` or (`transposed`)
+                     of `a` with its last two axes swapped, returned as a view in `a`'s shape
+                     (CuPy's matmul copies a strided operand at every product); `a` itself on
+                     the CPU (where the copy measured slower than NumPy's strided product)
+- `matmul(a, b)`     a @ b; on a GPU computed as (bᵀ aᵀ)ᵀ where that leaves fewer operands
+                     to copy (the result is then a view of swapped axes)
 - `scatter_add(indices, values, size)`  deterministic out[indices[i]] += values[i]
 - `run_blockwise(tasks)`  array work `(function, arrays)` that falls apart
                      along the arrays' first axis, run as `function(*blocks)` over slices of

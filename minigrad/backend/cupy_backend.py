@@ -132,6 +132,11 @@ class CupyGenerator:
         return self.xp.argsort(self.uniform((n,), self.xp.float64))
 
 
+def _copies(a, b):
+    """How many operands of a batched product CuPy's matmul copies: those not C-contiguous."""
+    return (not a.flags.c_contiguous) + (not b.flags.c_contiguous)
+
+
 class CupyBackend:
     """Arrays in GPU memory on device `cuda:index`, computed by CuPy."""
 
@@ -171,11 +176,28 @@ class CupyBackend:
         """Whether `array` is a whole array of its own (not a view), so a `.grad` may keep it."""
         return array.base is None
 
-    def batched_operand(self, array):
-        """`array` C-contiguous: CuPy's matmul of more than 2 dimensions copies every
-        operand that is not (`_core/_routines_linalg.pyx`), so a strided one is copied once
-        here rather than at each product that uses it."""
-        return self.xp.ascontiguousarray(array)
+    def batched_operand(self, array, transposed=False):
+        """`array` C-contiguous, or with `transposed` a view of a C-contiguous array that holds
+        it with its last two axes swapped: CuPy's matmul of more than 2 dimensions copies every
+        operand that is not C-contiguous (`_core/_routines_linalg.pyx`), so a strided one is
+        copied once here, into the layout its products take (`matmul`), rather than at each
+        product that uses it."""
+        if not transposed:
+            return self.xp.ascontiguousarray(array)
+        swap = self.xp.swapaxes
+        return swap(self.xp.ascontiguousarray(swap(array, -1, -2)), -1, -2)
+
+    def matmul(self, a, b):
+        """a @ b, computed as (bᵀ aᵀ)ᵀ where that makes fewer operands CuPy must copy (those
+        not C-contiguous, in a product of more than 2 dimensions): the result is then a view
+        with its last two axes swapped."""
+        if min(a.ndim, b.ndim) < 2 or max(a.ndim, b.ndim) < 3:
+            return a @ b
+        swap = self.xp.swapaxes
+        a_t, b_t = swap(a, -1, -2), swap(b, -1, -2)
+        if _copies(b_t, a_t) < _copies(a, b):
+            return swap(b_t @ a_t, -1, -2)
+        return a @ b
 
     def scatter_add(self, indices, values, size):
         self.activate()

@@ -3,8 +3,9 @@
 A chain of elementwise ops costs one kernel launch per op on a GPU, 10-15 µs each whatever
 the size: LayerNorm's forward was eleven launches, its input gradient eight, a masked
 softmax twelve. Each function here is one kernel (an elementwise chain, or one ending in a
-reduction along the last axis), so LayerNorm's forward takes five launches and a softmax
-six.
+reduction along the last axis, then elementwise work on the reduced values and constants
+only: CuPy's fusion refuses the function's arguments after its reduction, `_core/fusion.pyx`
+`_get_fusion_var`), so LayerNorm's forward takes five launches and a softmax four.
 
 They are used when the fused path is on (`minigrad.backend.use_fused_kernels(True)`, or
 MINIGRAD_FUSED=1), on 'cuda' only; the ops call them through `backend.kernels` (None on the
@@ -23,13 +24,11 @@ class FusedKernels:
         self.xp = xp
         fuse = xp.fuse
 
+        # a row's mean is given as its sum and n, divided where it is used: CuPy's mean is two
+        # launches, and a fused reduction cannot divide by an argument after it
         @fuse(kernel_name="squared_deviation_sum")
-        def squared_deviation_sum(x, mean):  # (R, N), (R, 1) -> (R,)
-            return xp.sum((x - mean) * (x - mean), axis=-1)
-
-        @fuse(kernel_name="row_mean")
-        def row_mean(x, n):  # (R, N) -> (R,): one kernel (CuPy's mean is a sum and a division)
-            return xp.sum(x, axis=-1) / n
+        def squared_deviation_sum(x, total, n):  # (R, N), (R, 1) -> (R,)
+            return xp.sum((x - total / n) * (x - total / n), axis=-1)
 
         @fuse(kernel_name="product_sum")
         def product_sum(a, b):  # (R, N), (R, N) -> (R,)
@@ -40,31 +39,29 @@ class FusedKernels:
             return 1 / xp.sqrt(squares / n + eps)
 
         @fuse(kernel_name="normalize")
-        def normalize(x, mean, rstd):
-            return (x - mean) * rstd
+        def normalize(x, total, n, rstd):
+            return (x - total / n) * rstd
 
         @fuse(kernel_name="scale_shift")
         def scale_shift(x, weight, bias):
             return x * weight + bias
 
         @fuse(kernel_name="layer_norm_input_gradient")
-        def layer_norm_input_gradient(g, normalized, g_mean, gn_mean, rstd):
-            return rstd * (g - g_mean - normalized * gn_mean)
+        def layer_norm_input_gradient(g, normalized, g_total, n, gn_mean, rstd):
+            return rstd * (g - g_total / n - normalized * gn_mean)
 
-        @fuse(kernel_name="capped_max")
-        def capped_max(x, ceiling):  # (R, N), (R, N) -> (R,)
-            return xp.amax(xp.minimum(x, ceiling), axis=-1)
-
-        @fuse(kernel_name="finite_or_zero")
-        def finite_or_zero(peak):
+        @fuse(kernel_name="capped_peak")
+        def capped_peak(x, ceiling):  # (R, N), (R, N) -> (R,): the row maxima, NaN/Inf made 0
+            peak = xp.amax(xp.minimum(x, ceiling), axis=-1)
             return xp.where(xp.isfinite(peak), peak, 0)
 
         @fuse(kernel_name="shifted_exp")
         def shifted_exp(x, ceiling, peak):
             return xp.exp(xp.minimum(x, ceiling) - peak)
 
-        @fuse(kernel_name="one_where_zero")
-        def one_where_zero(total):
+        @fuse(kernel_name="nonzero_sum")
+        def nonzero_sum(x):  # (..., N) -> (...): the row sums, 0 made 1
+            total = xp.sum(x, axis=-1)
             return xp.where(total == 0, 1, total)
 
         @fuse(kernel_name="dropout_keep")
@@ -87,9 +84,10 @@ class FusedKernels:
         def layer_norm_backward(grad, weight, normalized, g_sum, gn_sum, rstd, n):
             return rstd * (grad * weight - (g_sum + normalized * gn_sum) / n)
 
-        @fuse(kernel_name="scaled_masked_max")
-        def scaled_masked_max(x, mask, scale):  # (..., N) -> (...)
-            return xp.amax(xp.where(mask, -xp.inf, x * scale), axis=-1)
+        @fuse(kernel_name="scaled_masked_peak")
+        def scaled_masked_peak(x, mask, scale):  # (..., N) -> (...): as capped_peak
+            peak = xp.amax(xp.where(mask, -xp.inf, x * scale), axis=-1)
+            return xp.where(xp.isfinite(peak), peak, 0)
 
         @fuse(kernel_name="scaled_masked_exp")
         def scaled_masked_exp(x, mask, scale, peak):
@@ -116,26 +114,25 @@ class FusedKernels:
             xp.add(average, (value - average) * weight, out=average)
 
         self.moving_average = moving_average
-        self._row_mean = row_mean
         self._squared_deviation_sum, self._product_sum = squared_deviation_sum, product_sum
         self._reciprocal_std, self._normalize = reciprocal_std, normalize
         self._scale_shift, self._input_gradient = scale_shift, layer_norm_input_gradient
-        self._capped_max, self._finite_or_zero = capped_max, finite_or_zero
-        self._shifted_exp, self._one_where_zero = shifted_exp, one_where_zero
+        self._capped_peak, self._shifted_exp, self._nonzero_sum = \
+            capped_peak, shifted_exp, nonzero_sum
         self.dropout_keep, self.dropout = dropout_keep, dropout
         self._triple_product_sum, self._column_product_sum = triple_product_sum, column_product_sum
         self._layer_norm_backward, self._softmax_backward = layer_norm_backward, softmax_backward
-        self._scaled_masked_max, self._scaled_masked_exp = scaled_masked_max, scaled_masked_exp
+        self._scaled_masked_peak, self._scaled_masked_exp = scaled_masked_peak, scaled_masked_exp
         self._smoothed_loss, self.clip_scale = smoothed_loss, clip_scale
         self.relu_backward = relu_backward
 
     def layer_norm(self, rows, eps):
         """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): four launches."""
         n = rows.dtype.type(rows.shape[1])
-        mean = self._row_mean(rows, n)[:, None]
-        squares = self._squared_deviation_sum(rows, mean)[:, None]
+        total = self.xp.sum(rows, axis=-1, keepdims=True)
+        squares = self._squared_deviation_sum(rows, total, n)[:, None]
         rstd = self._reciprocal_std(squares, n, rows.dtype.type(eps))
-        return self._normalize(rows, mean, rstd), rstd
+        return self._normalize(rows, total, n, rstd), rstd
 
     def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing):
         """Label-smoothed cross-entropy per row: one launch. The coefficients are computed
@@ -151,20 +148,19 @@ class FusedKernels:
     def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows):
         """rstd · (g - mean(g) - normalized · mean(g · normalized)) over rows: three launches."""
         n = g_rows.dtype.type(g_rows.shape[1])
-        g_mean = self._row_mean(g_rows, n)[:, None]
+        g_total = self.xp.sum(g_rows, axis=-1, keepdims=True)
         gn_mean = (self._product_sum(g_rows, normalized_rows) / n)[:, None]
-        return self._input_gradient(g_rows, normalized_rows, g_mean, gn_mean, rstd_rows)
+        return self._input_gradient(g_rows, normalized_rows, g_total, n, gn_mean, rstd_rows)
 
     def softmax_into(self, x, out, ceiling=None):
         """out = softmax(x) along the last axis, x capped by `ceiling` (-inf at masked
-        entries); returns the shift and the sum of exponentials (..., 1): six launches."""
-        xp = self.xp
+        entries); returns the shift and the sum of exponentials (..., 1): four launches."""
         if ceiling is None:
             ceiling = x.dtype.type(math.inf)
-        peak = self._finite_or_zero(self._capped_max(x, ceiling)[..., None])
+        peak = self._capped_peak(x, ceiling)[..., None]
         exponentials = self._shifted_exp(x, ceiling, peak)
-        total = self._one_where_zero(xp.sum(exponentials, axis=-1, keepdims=True))
-        xp.divide(exponentials, total, out=out)
+        total = self._nonzero_sum(exponentials)[..., None]
+        self.xp.divide(exponentials, total, out=out)
         return peak, total
 
     def layer_norm_backward(self, grad_rows, weight, normalized_rows, rstd_rows):
@@ -189,10 +185,11 @@ class FusedKernels:
 
     def attention_weights(self, scores, mask, scale):
         """softmax(scores · scale, masked) along the last axis, `mask` True where excluded
-        (None: nothing is): five launches, the scaling and the mask inside them."""
-        xp = self.xp
+        (None: nothing is): four launches, the scaling and the mask inside them."""
         mask = False if mask is None else mask
-        peak = self._finite_or_zero(self._scaled_masked_max(scores, mask, scale)[..., None])
+        peak = self._scaled_masked_peak(scores, mask, scale)[..., None]
         exponentials = self._scaled_masked_exp(scores, mask, scale, peak)
-        total = self._one_where_zero(xp.sum(exponentials, axis=-1, keepdims=True))
-        return xp.divide(exponentials, total, out=exponentials)
+        total = self._nonzero_sum(exponentials)[..., None]
+        # C-contiguous whatever the layout of `scores` (a product's transpose, `matmul`): the
+        # weights are the first operand of the products that follow
+        return self.xp.divide(exponentials, total, out=self.xp.empty(scores.shape, scores.dtype))

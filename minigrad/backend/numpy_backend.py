@@ -1,6 +1,7 @@
 """The CPU backend: NumPy arrays."""
 
 import math
+import operator
 
 import numpy as np
 
@@ -102,8 +103,10 @@ class NumpyBackend:
         so that a `.grad` may keep it."""
         return array.base is None and array.flags.writeable
 
-    def batched_operand(self, array):
+    def batched_operand(self, array, transposed=False):
         return array
+
+    matmul = staticmethod(operator.matmul)  # NumPy's products take strided operands as they are
 
     def scatter_add(self, indices, values, size):
         return sorted_segment_sum(np, indices, values, size)

@@ -181,10 +181,16 @@ class LayerNorm(Function):
         shape = self.inputs[0].shape[-n_axes:]
         grads = [grad_input.reshape(grad.shape)]
         if self.has_weight:
-            grads.append(grad_weight.reshape(shape))
+            grads.append(_shaped(grad_weight, shape))
         if self.has_bias:
-            grads.append(grad_bias.reshape(shape))
+            grads.append(_shaped(grad_bias, shape))
         return tuple(self.constant(g) for g in grads)
+
+
+def _shaped(array, shape):
+    """`array` in `shape`, itself when it has that shape already: a reshaped view is no array
+    of its own, and a `.grad` would copy it (`Backend.owns`)."""
+    return array if array.shape == shape else array.reshape(shape)
 
 
 @op(reference=layer_norm_input_gradient_reference, namespace=None, internal=True,
@@ -492,7 +498,7 @@ def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
 
 def attention_weights(backend, q, k, mask):
     """softmax(q kᵀ / sqrt(d_k)) on arrays: (..., Lq, d), (..., Lk, d) -> (..., Lq, Lk)."""
-    scores = q @ backend.xp.swapaxes(k, -1, -2)
+    scores = backend.matmul(q, backend.xp.swapaxes(k, -1, -2))
     scale = scores.dtype.type(1 / math.sqrt(q.shape[-1]))
     if backend.kernels is not None:
         return backend.kernels.attention_weights(scores, mask, scale)
@@ -508,9 +514,12 @@ class ScaledDotProductAttention(Function):
     float_only = True
 
     def forward(self, q, k, v, mask=None, dropout_p=0.0):
-        # q, k, v are often strided views (heads split from (B, L, H, d)): made contiguous
-        # once (on a GPU), for the forward's products and the backward's
-        q, k, v = self.operands = tuple(self.backend.batched_operand(a) for a in (q, k, v))
+        # q, k, v are often strided views (heads split from (B, L, H, d)): copied once (on a
+        # GPU) into the layouts in which every product of forward and backward takes them as
+        # they are (`Backend.matmul`): q with its last two axes swapped (its products are
+        # computed as their transposes: k qᵀ, qᵀ dS), k and v as they are
+        batched = self.backend.batched_operand
+        q, k, v = self.operands = batched(q, transposed=True), batched(k), batched(v)
         self.scale = 1 / math.sqrt(q.shape[-1])
         self.mask = mask
         self.weights = attention_weights(self.backend, q, k, mask)
@@ -519,7 +528,7 @@ class ScaledDotProductAttention(Function):
         if dropout_p > 0:
             self.keep = dropout_mask(self.backend, attended.shape, attended.dtype, dropout_p)
             attended = attended * self.keep
-        return attended @ v
+        return self.backend.matmul(attended, v)
 
     def backward(self, grad):
         kernels = self.backend.kernels
@@ -539,13 +548,15 @@ class ScaledDotProductAttention(Function):
         return grad_scores @ k, grad_scores.mT @ q, grad_v
 
     def _fused_backward(self, kernels, grad):
-        xp = self.xp
+        swap, matmul = partial(self.xp.swapaxes, axis1=-1, axis2=-2), self.backend.matmul
         q, k, v = self.operands
-        grad = self.backend.batched_operand(grad)  # often strided (the heads' merge): once
+        # often strided (the heads' merge): copied once, its axes swapped (its products are
+        # computed as their transposes: dOᵀ P, v dOᵀ)
+        grad = self.backend.batched_operand(grad, transposed=True)
         attended = self.weights if self.keep is None else self.weights * self.keep
-        grad_v = xp.swapaxes(attended, -1, -2) @ grad
-        grad_attended = grad @ xp.swapaxes(v, -1, -2)
+        grad_v = matmul(swap(attended), grad)
+        grad_attended = matmul(grad, swap(v))
         grad_scores = kernels.softmax_backward(self.weights, grad_attended, self.keep,
                                                q.dtype.type(self.scale))
-        return tuple(self.constant(g) for g in (grad_scores @ k,
-                                                xp.swapaxes(grad_scores, -1, -2) @ q, grad_v))
+        return tuple(self.constant(g) for g in (matmul(grad_scores, k),
+                                                matmul(swap(grad_scores), q), grad_v))

@@ -22,8 +22,10 @@ it behaves as CuPy does:
 - No `__index__`: a 0-d array is not an index (`range(x)`, `list[x]` raise TypeError).
 - `cupy.fuse` runs the function eagerly, as one launch; inside it only ufuncs, operators,
   `astype` and reductions (no `mean`, no `keepdims`) are allowed, as in CuPy's fusion
-  (`_core/fusion.pyx`), and a ufunc of scalars only is computed in the loop CuPy's fusion
-  picks for it: the smallest that the weak scalars fit (`1 - 0.1` gives float16 0.89990234).
+  (`_core/fusion.pyx`), one reduction at most, after which only its result, values made
+  from it and constants may be used (an argument there raises, as in CuPy), and a ufunc of
+  scalars only is computed in the loop CuPy's fusion picks for it: the smallest that the
+  weak scalars fit (`1 - 0.1` gives float16 0.89990234).
   `ElementwiseKernel`, `ReductionKernel` and `RawKernel` raise: CUDA source runs on a GPU only.
 
 Counting, in `monitor` (`reset()`; `launches`, `syncs`, Counters by name; `largest_array`):
@@ -236,8 +238,51 @@ _FUSABLE = {"sum", "prod", "max", "min", "amax", "amin", "where", "astype", "cli
 _LOOP_TYPES = set("?bBhHiIlLqQefdFD")  # the dtypes of CuPy's ufunc loops
 
 
+_REDUCTIONS = {"sum", "prod", "max", "min", "amax", "amin"}
+
+
 class _Fusion:
+    """The fused function running now: after its one reduction, CuPy's fusion computes only
+    with the reduction's result, values made from it and constants (`_core/fusion.pyx`
+    `set_reduce_op`, `_get_fusion_var`): an argument of the function, or a value computed
+    before the reduction, raises there."""
+
     active = 0
+    reduced = False
+    after: dict = {}  # id -> the values computed from the reduction on
+
+    @classmethod
+    def refuse_before(cls, name, args) -> None:
+        if not cls.reduced:
+            return
+        for value in _flat(args):
+            if isinstance(value, _FusedScalar) or (
+                    isinstance(value, ndarray) and id(value) not in cls.after):
+                raise TypeError(
+                    f"cupy.fuse: '{name}' after the fused function's reduction takes one of "
+                    "its arguments or a value computed before the reduction, which CuPy's "
+                    "fusion refuses ('Shape mismatch'): use only the reduction's result and "
+                    "constants after it")
+
+    @classmethod
+    def track(cls, name, result):
+        if name in _REDUCTIONS:
+            if cls.reduced:
+                raise TypeError(f"cupy.fuse: a second reduction ('{name}') in one fused "
+                                "function; CuPy's fusion makes one reduction a kernel")
+            cls.reduced = True
+        if cls.reduced:
+            for value in _flat((result,)):
+                cls.after[id(value)] = value
+        return result
+
+
+def _flat(values):
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            yield from _flat(value)
+        else:
+            yield value
 
 
 def _fused_loop(ufunc, operands):
@@ -270,14 +315,15 @@ def _call_fused_ufunc(ufunc, args, kwargs):
     """A ufunc inside cupy.fuse, computed in the loop CuPy's fusion picks (not a launch)."""
     if set(kwargs) - {"out"}:
         raise TypeError(f"Wrong arguments {kwargs}")
+    _Fusion.refuse_before(ufunc.__name__, args)
     operands = _unwrap(args, ufunc.__name__)
     ins = _fused_loop(ufunc, operands)
     cast = [np.asarray(a).astype(char, copy=False) for a, char in zip(operands, ins)]
     out = kwargs.get("out")
     if out is not None:
         ufunc(*cast, out=_unwrap(out, ufunc.__name__), casting="same_kind")
-        return out
-    return _wrap(ufunc(*cast), _Devices.current)
+        return _Fusion.track(ufunc.__name__, out)
+    return _Fusion.track(ufunc.__name__, _wrap(ufunc(*cast), _Devices.current))
 
 
 class _FusedScalar:
@@ -360,6 +406,13 @@ def _call(name, function, args, kwargs):
                             "fused function (CuPy's fusion drops it); add the axis outside")
         if isinstance(function, np.ufunc):
             return _call_fused_ufunc(function, args, kwargs)
+        _Fusion.refuse_before(name, args)
+        return _Fusion.track(name, _run(name, function, args, kwargs))
+    return _run(name, function, args, kwargs)
+
+
+def _run(name, function, args, kwargs):
+    """`_call`'s work on the operands: computed, counted, the result wrapped."""
     device = _Devices.current
     raw_args = _unwrap(args, name)
     out = kwargs.get("out")
@@ -698,11 +751,14 @@ def fuse(*args, **kwargs):
                 return function(*call_args)
             monitor._quiet += 1
             _Fusion.active += 1
+            outer = _Fusion.reduced, _Fusion.after
+            _Fusion.reduced, _Fusion.after = False, {}
             try:
                 result = function(*[arg if isinstance(arg, ndarray) or arg is None
                                     else _FusedScalar(arg) for arg in call_args])
                 return _unwrap(result, "fuse") if isinstance(result, _FusedScalar) else result
             finally:
+                _Fusion.reduced, _Fusion.after = outer
                 _Fusion.active -= 1
                 monitor._quiet -= 1
                 monitor.launch(f"fuse:{kwargs.get('kernel_name') or function.__name__}")

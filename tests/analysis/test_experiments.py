@@ -11,11 +11,14 @@ import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
 from transformer.analysis import GradientFlowRecorder
 from transformer.analysis.expectations import EXPECTATIONS, expectation
 from transformer.analysis.experiments.e4_rank_collapse import (
+    EXACT_FLOOR,
     FLOOR,
     attention_stack,
-    growth_ratios,
     identity_path_share,
+    layer_excesses,
     linear_excess,
+    median_rate,
+    pure_attention_exact,
     too_few_ratios,
 )
 from transformer.analysis.streams import layer_streams
@@ -73,9 +76,27 @@ def test_verdicts_not_testable_and_reported():
 def test_the_rate_rules_on_crafted_shares():
     doubly = [1.0] + [math.exp(-(3.0 ** layer)) for layer in range(1, 4)]
     linear = [1.0] + [math.exp(-0.5 * layer) for layer in range(1, 8)]
-    assert np.mean(growth_ratios(doubly)) == pytest.approx(3.0)
+    assert median_rate(doubly) == pytest.approx(3.0)
+    assert median_rate(linear) < expectation("E4.pure_rate").low
     assert linear_excess(linear) == pytest.approx(1.0)
     assert linear_excess(doubly) > 1.25
+
+
+def test_the_skip_rule_is_the_median_over_layers_not_the_largest_layer():
+    """A skip stack whose first layer barely moves the share, then -log share linear (as a
+    float64 run at d_model 16 gave: -log s 0.024, 0.33, 0.62, 1.0, ...): the largest layer's
+    excess (the rule judged before) calls it faster than linear, the median does not; a
+    stack whose -log share grows faster than linearly at most layers fails either way."""
+    logs = [0.02] + [0.3 * layer for layer in range(1, 12)]
+    slow_start = [1.0] + [math.exp(-v) for v in logs]
+    bound = expectation("E4.skip_rate").high
+    assert max(layer_excesses(slow_start)) > 5 * bound  # the old rule: NOT held
+    assert linear_excess(slow_start) == pytest.approx(1.0, abs=0.1)
+    assert Check("skip", [linear_excess(slow_start)], expect="E4.skip_rate").verdict == "held"
+    faster = [1.0] + [math.exp(-(1.6 ** layer)) for layer in range(1, 10)]
+    faster[3] = math.exp(-(1.6 ** 2) * 1.01)  # one layer that does not grow: the median holds
+    assert Check("skip", [linear_excess(faster)], expect="E4.skip_rate").verdict == \
+        "NOT held"
 
 
 def test_a_rate_on_fewer_than_three_ratios_above_the_floor_is_not_testable():
@@ -110,11 +131,28 @@ def test_the_attention_only_stack_collapses_doubly_exponentially_without_a_skip(
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 6, 16))
     lengths = [6, 6, 5, 4]
-    pure = attention_stack(x, 4, 2, 0, "pure", lengths)
+    pure = pure_attention_exact(x, 6, 2, 0, lengths)
     skip = attention_stack(x, 8, 2, 0, "skip", lengths)
-    assert pure[-1] < 1e-6 < skip[-1]
-    assert np.mean(growth_ratios(pure)) >= expectation("E4.pure_rate").low
+    assert pure[3] < 1e-6 < skip[-1]
+    assert too_few_ratios([pure], EXACT_FLOOR) is None
+    assert median_rate(pure, EXACT_FLOOR) >= expectation("E4.pure_rate").low
     assert linear_excess(skip) <= expectation("E4.skip_rate").high
+
+
+def test_the_pure_stack_as_mean_and_residual_is_the_same_stack_below_the_floor():
+    """Carried as mean and residual apart, the pure stack gives the one-array stack's shares
+    where those lie above the floor, and keeps falling where the one array stops at its
+    rounding (about 1e-32): at least 3 ratios above the floor where one array has fewer."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 8, 16)) + rng.standard_normal((1, 1, 16))
+    lengths = [8, 7, 1]  # a one-token sequence is left out, as token_share leaves it
+    plain = attention_stack(x, 6, 2, 3, "pure", lengths)
+    exact = pure_attention_exact(x, 6, 2, 3, lengths)
+    above = [layer for layer, share in enumerate(plain) if share > FLOOR]
+    np.testing.assert_allclose([exact[layer] for layer in above],
+                               [plain[layer] for layer in above], rtol=1e-6)
+    assert too_few_ratios([plain]) is not None and too_few_ratios([exact], EXACT_FLOOR) is None
+    assert min(exact[:5]) > EXACT_FLOOR and exact[4] < FLOOR
 
 
 def test_train_advances_the_step_and_fires_a_recorder(data):

@@ -155,6 +155,33 @@ def test_fuse_refuses_keepdims_and_mean(body):
         fused(cp.ones((2, 3)))
 
 
+def test_fuse_computes_only_with_its_reductions_result_after_it():
+    """After its one reduction a fused function may use the reduction's result, values made
+    from it and constants, as CuPy's fusion (which raises 'Shape mismatch' otherwise): an
+    argument, or a value computed before the reduction, raises there; so does a second
+    reduction."""
+    @cp.fuse()
+    def nonzero_sum(a):
+        total = cp.sum(a, axis=-1)
+        return cp.where(total == 0, 1, total)
+
+    assert nonzero_sum(cp.zeros((2, 3))).get().tolist() == [1.0, 1.0]
+    x = cp.ones((2, 3))
+    for body in (lambda a, n: cp.sum(a, axis=-1) / n, lambda a, n: n * cp.sum(a, axis=-1)):
+        with pytest.raises(TypeError, match="after the fused function's reduction"):
+            cp.fuse()(body)(x, 3.0)
+    with pytest.raises(TypeError, match="a second reduction"):
+        cp.fuse()(lambda a: cp.sum(cp.sum(a, axis=-1), axis=0))(x)
+
+    @cp.fuse()
+    def before(a, n):
+        scale = n * 2  # computed before the reduction
+        return cp.sum(a, axis=-1) * scale
+
+    with pytest.raises(TypeError, match="after the fused function's reduction"):
+        before(x, 3.0)
+
+
 def test_a_0d_array_is_not_an_index():
     with pytest.raises(TypeError):
         range(cp.asarray(3))

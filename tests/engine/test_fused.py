@@ -151,3 +151,39 @@ def test_fused_dropout_gradients_use_the_forwards_mask(fused):
     np.testing.assert_array_equal(x.grad.numpy(), 2 * out.numpy())
     (g,) = mg.grad((out * out).sum(), [x], create_graph=True)  # recorded: the mask as a tensor
     np.testing.assert_allclose(g.numpy(), 2 * out.numpy() * out.numpy())
+
+
+@pytest.mark.parametrize("dropout_p", [0.0, 0.3])
+def test_fused_attention_on_split_heads_copies_each_operand_once(dropout_p, fused, stand_in):
+    """q, k, v and the upstream gradient as the heads' strided views (batch, heads, len, d_head)
+    of (batch, len, heads, d_head) arrays: each is copied once, into the layout its products
+    take as it is, and no product copies an operand (CuPy's matmul would); the values and
+    gradients are the CPU's."""
+    batch, length, heads, d_head = 2, 5, 3, 4
+    arrays = [_inputs(batch, length, heads * d_head, seed=i, dtype="float64") for i in range(4)]
+    mask = np.triu(np.ones((length, length), dtype=bool), 1)
+
+    def run(device):
+        mg.manual_seed(3)
+        q, k, v, upstream = [mg.tensor(a, device=device, requires_grad=i < 3)
+                             for i, a in enumerate(arrays)]
+
+        def heads_of(x):
+            return x.reshape(batch, length, heads, d_head).transpose(0, 2, 1, 3)
+
+        causal = mg.tensor(mask, device=device)
+        stand_in.reset()
+        out = F.scaled_dot_product_attention(heads_of(q), heads_of(k), heads_of(v), mask=causal,
+                                             dropout_p=dropout_p, training=True)
+        merged = out.transpose(0, 2, 1, 3).reshape(batch, length, heads * d_head)
+        (merged * upstream).sum().backward()
+        return [t.numpy() for t in (merged, q.grad, k.grad, v.grad)]
+
+    if dropout_p:  # the stand-in's draws are not the CPU's: compared with themselves
+        assert all(np.array_equal(a, b) for a, b in zip(run("cuda"), run("cuda")))
+    else:
+        for got, want in zip(run("cuda"), run("cpu")):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    run("cuda")
+    assert stand_in.launches["matmul (inside)"] == 0
+    assert stand_in.launches["ascontiguousarray"] == 4  # q, k, v, the upstream gradient
