@@ -137,8 +137,9 @@ def toy_en_es(seed: int = 0, *, n_train: int = 50_000, n_valid: int = 1_000,
     derivations of at least LONG_SHARE_WORDS tokens. Cross_construction is drawn by
     `derivation.BALANCED`, each sentence with exactly one held-out feature pair, the pairs in
     turn; long by LONGEST, sentences of at least LONG_WORDS tokens fit for train. Each of
-    these three draws from random numbers of its own. Sources are distinct across all splits; the article examples count towards `n_train`. An
-    example's phenomenon is its construction, or in cross_construction its held-out pair.
+    these three draws from random numbers of its own. Sources are distinct across all splits;
+    the article examples count towards `n_train`. An example's phenomenon is its
+    construction, or in cross_construction its held-out pair.
     """
     rng = random.Random(seed)
     articles = [Example(text, translate_known(text), construction(parse(text)))
