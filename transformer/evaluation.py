@@ -49,13 +49,13 @@ def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None):
 
 
 def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
-             decode=True, tokenizer=WORDS):
+             decode=True, tokenizer=WORDS, outputs=False):
     """Metrics of `model` on `examples` (split into tokens by `tokenizer`): loss,
     token_accuracy (teacher forced), and when `decode`: exact_match, bleu, chrf and phenomena
     {name: exact match} of the detokenised output against each example's target text,
-    max_length_ratio (the longest output over its reference's length, in tokens) and
-    outputs (the detokenised translations, in the examples' order). The model is put in eval
-    mode."""
+    max_length_ratio (the longest output over its reference's length, in tokens), and with
+    `outputs` the detokenised translations themselves, in the examples' order. The model is
+    put in eval mode."""
     model.eval()
     pairs = encode_pairs(examples, vocab, tokenizer)
     total_loss, correct, tokens = 0.0, 0, 0
@@ -78,6 +78,8 @@ def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
                "token_accuracy": correct / max(tokens, 1)}
     if decode:
         metrics.update(_decoded_metrics(examples, predictions, vocab, tokenizer))
+        if not outputs:
+            del metrics["outputs"]
     return metrics
 
 

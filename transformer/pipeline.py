@@ -277,7 +277,8 @@ def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
     for split in ("test", "compositional", "cross_construction", "long"):
         if split not in splits or not splits[split]:
             continue
-        result = evaluate(model, splits[split], vocab, device=model.device, tokenizer=tokenizer)
+        result = evaluate(model, splits[split], vocab, device=model.device, tokenizer=tokenizer,
+                          outputs=split == "long")
         result["unknown_rate"] = unknown_rate(splits[split], vocab, tokenizer)
         for name in ("exact_match", "bleu", "chrf", "token_accuracy", "max_length_ratio",
                      "unknown_rate"):

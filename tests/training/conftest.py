@@ -39,7 +39,7 @@ def memorized_run(tmp_path_factory):
     14 of them for training."""
     root = tmp_path_factory.mktemp("memorized")
     drawn = toy_en_es(0, n_train=20, n_valid=0, n_test=0, n_compositional=0,
-                      n_cross=0, n_long=0)["train"]
+                      n_cross=0, n_long=0, long_share=0)["train"]
     shortest = sorted(drawn, key=lambda e: (len(e.src), e.src))[:16]
     tsv = root / "pairs.tsv"
     tsv.write_text("".join(f"{e.src}\t{e.tgt}\n" for e in shortest), encoding="utf-8")
