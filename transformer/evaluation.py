@@ -77,14 +77,14 @@ def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
     metrics = {"loss": total_loss / max(tokens, 1),
                "token_accuracy": correct / max(tokens, 1)}
     if decode:
-        metrics.update(_decoded_metrics(examples, predictions, vocab, tokenizer))
-        if not outputs:
-            del metrics["outputs"]
+        hypotheses = [tokenizer.detokenize(vocab.decode(p)) for p in predictions]
+        metrics.update(_decoded_metrics(examples, predictions, hypotheses, tokenizer))
+        if outputs:
+            metrics["outputs"] = hypotheses
     return metrics
 
 
-def _decoded_metrics(examples, predictions, vocab, tokenizer):
-    hypotheses = [tokenizer.detokenize(vocab.decode(p)) for p in predictions]
+def _decoded_metrics(examples, predictions, hypotheses, tokenizer):
     references = [e.tgt for e in examples]
     hits, per_phenomenon = [], defaultdict(list)
     for example, hypothesis in zip(examples, hypotheses):
@@ -98,5 +98,5 @@ def _decoded_metrics(examples, predictions, vocab, tokenizer):
     return {
         "exact_match": sum(hits) / max(len(hits), 1), **scores,
         "phenomena": {name: sum(h) / len(h) for name, h in sorted(per_phenomenon.items())},
-        "max_length_ratio": max(ratios, default=math.nan), "outputs": hypotheses,
+        "max_length_ratio": max(ratios, default=math.nan),
     }
