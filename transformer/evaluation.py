@@ -4,6 +4,7 @@ per grammar phenomenon."""
 
 import math
 from collections import defaultdict
+from typing import Any
 
 import minigrad as mg
 from minigrad.nn import functional as F
@@ -74,8 +75,8 @@ def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
                                         src_mask=batch.src_mask)
                 for row, ids in zip(batch.rows, decoded):
                     predictions[row] = ids
-    metrics = {"loss": total_loss / max(tokens, 1),
-               "token_accuracy": correct / max(tokens, 1)}
+    metrics: dict[str, Any] = {"loss": total_loss / max(tokens, 1),
+                               "token_accuracy": correct / max(tokens, 1)}
     if decode:
         hypotheses = [tokenizer.detokenize(vocab.decode(p)) for p in predictions]
         metrics.update(_decoded_metrics(examples, predictions, hypotheses, tokenizer))
