@@ -28,6 +28,7 @@ from transformer.data.grammar import (
     LONG_SHARE,
     LONG_WORDS,
     held_out_combinations,
+    held_out_feature_pairs,
     translate_known,
 )
 from transformer.data.lexicon import ADJECTIVES, NOUNS, VERBS
@@ -511,3 +512,11 @@ def test_features(text, expected):
     assert features(parse(text)) == expected
     ordered = sorted(expected, key=FEATURES.index)
     assert feature_pairs(parse(text)) == {f"{a}+{b}" for a, b in combinations(ordered, 2)}
+
+
+@pytest.mark.parametrize("weights", [TRAINING, BALANCED, LONGEST])
+def test_held_out_feature_pairs_are_those_among_all_pairs(weights):
+    rng = random.Random(7)
+    for _ in range(300):
+        sentence = derive(rng, weights)
+        assert held_out_feature_pairs(sentence) == feature_pairs(sentence) & HELD_OUT_FEATURE_PAIRS

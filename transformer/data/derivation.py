@@ -69,6 +69,14 @@ def adjectives(kinds: frozenset[str]) -> tuple[Adjective, ...]:
     return tuple(adjective for adjective in ADJECTIVES if adjective.kinds & kinds)
 
 
+@cache
+def adjectives_of_all(kinds: tuple[frozenset[str], ...]) -> tuple[Adjective, ...]:
+    """Adjectives that can describe a noun of each of `kinds` (a quality said of a whole
+    subject)."""
+    return tuple(adjective for adjective in ADJECTIVES
+                 if all(adjective.kinds & noun_kinds for noun_kinds in kinds))
+
+
 def derive(rng: random.Random, weights: Weights = TRAINING) -> Sentence:
     """A random sentence of the grammar, each choice taken as `weights` say."""
     tense = rng.choice(TENSES)
@@ -145,8 +153,7 @@ def _reason(rng: random.Random, subject, tense: str, weights: Weights) -> Descri
         complement: Location | Quality = Location(
             preposition, _noun_phrase(rng, preposition.kinds, weights))
     else:
-        fitting = [adjective for adjective in ADJECTIVES
-                   if all(adjective.kinds & head.noun.kinds for head in heads)]
+        fitting = adjectives_of_all(tuple(head.noun.kinds for head in heads))
         if not fitting:
             return None
         complement = Quality(rng.choice(fitting), rng.random() < weights.too)

@@ -20,7 +20,7 @@ import random
 
 from .derivation import BALANCED, LONGEST, TRAINING, derive
 from .example import Example
-from .features import construction, feature_pairs
+from .features import construction, features
 from .parse import parse
 from .syntax import (
     Coordination,
@@ -50,6 +50,8 @@ HELD_OUT_FEATURE_PAIRS = frozenset({
     "place:possessor+tense:past",           # the boy walked to the girl's house
     "possessor:adjective+predicate:estar",  # the old man's dog is tired
 })
+
+_HELD_OUT_PAIRS_SPLIT = tuple((pair, tuple(pair.split("+"))) for pair in HELD_OUT_FEATURE_PAIRS)
 
 # (adjective, noun): never together, attributively ("the white horse") or predicatively
 # ("the horse is white"), outside the compositional split.
@@ -82,6 +84,13 @@ _MAX_MISSES = 10_000  # draws in a row that add nothing before generation gives 
 def translate_known(text: str) -> str:
     """The Spanish translation of an English sentence of the grammar (else ValueError)."""
     return detokenize(spanish(parse(text)))
+
+
+def held_out_feature_pairs(sentence: Sentence) -> set[str]:
+    """The held-out feature pairs of `sentence` (features.feature_pairs(sentence) &
+    HELD_OUT_FEATURE_PAIRS, without writing out its every pair); empty for one fit for train."""
+    found = features(sentence)
+    return {pair for pair, (a, b) in _HELD_OUT_PAIRS_SPLIT if a in found and b in found}
 
 
 def held_out_combinations(sentence: Sentence) -> set[tuple[str, str]]:
@@ -154,7 +163,7 @@ def toy_en_es(seed: int = 0, *, n_train: int = 50_000, n_valid: int = 1_000,
         sentence = derive(rng, TRAINING)
         pool, size = ((compositional, n_compositional) if held_out_combinations(sentence)
                       else (iid, n_iid))
-        fits = len(pool) < size and not feature_pairs(sentence) & HELD_OUT_FEATURE_PAIRS
+        fits = len(pool) < size and not held_out_feature_pairs(sentence)
         misses.count(fits and _add(pool, sentence, construction(sentence), seen))
     longest = random.Random(f"longest {seed}")
     train = (iid[n_valid + n_test:] + articles
@@ -176,7 +185,7 @@ def _fit_for_train(rng: random.Random, size: int, seen: set[str],
     while len(examples) < size:
         sentence = derive(rng, LONGEST)
         fits = (len(english(sentence)) >= min_words
-                and not feature_pairs(sentence) & HELD_OUT_FEATURE_PAIRS
+                and not held_out_feature_pairs(sentence)
                 and not held_out_combinations(sentence))
         misses.count(fits and _add(examples, sentence, construction(sentence), seen))
     return examples
@@ -192,7 +201,7 @@ def _cross_construction(seed: int, size: int, seen: set[str]) -> list[Example]:
     while len(examples) < size:
         pair = pairs[len(examples) % len(pairs)]
         sentence = derive(rng, BALANCED)
-        fits = (feature_pairs(sentence) & HELD_OUT_FEATURE_PAIRS == {pair}
+        fits = (held_out_feature_pairs(sentence) == {pair}
                 and not held_out_combinations(sentence))
         misses.count(fits and _add(examples, sentence, pair, seen))
     return examples
