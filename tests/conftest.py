@@ -8,11 +8,7 @@ otherwise the strict CuPy stand-in (`minigrad.testing.fake_cupy`, two devices).
 """
 
 import importlib.util
-import json
 import os
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,6 +25,16 @@ settings.register_profile("versions", derandomize=True, max_examples=10, deadlin
 settings.register_profile("gpu", derandomize=True, max_examples=3, deadline=None,
                           print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+MAIN_JOB_MODULE = "tests/test_main_job.py"  # minutes of training, run once for the module
+
+
+def pytest_collection_modifyitems(config, items):
+    """The main job's module last: under pytest-xdist (`--dist loadfile`, pyproject.toml) the
+    workers share out the rest of the suite first, and its training (two BLAS threads) then
+    has the cores to itself: beside another worker's tests it took over three times as long."""
+    items.sort(key=lambda item: item.nodeid.split("::")[0] == MAIN_JOB_MODULE)
 
 
 def cuda_available():
@@ -81,33 +87,3 @@ def example_script():
         return module
 
     return load
-
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-@dataclass
-class MainJobRun:
-    """The README's main job as a user runs it: its run folder, what it printed, its metrics."""
-
-    folder: Path
-    stdout: str
-    metrics: dict
-
-
-@pytest.fixture(scope="session")
-def main_job_run(tmp_path_factory):
-    """One run of `python examples/train_translation.py` with its default flags, shared by
-    every slow test that needs it (README figures, the walkthrough, the grammar's targets).
-    Only tests marked slow may use it: it trains for 3 to 10 minutes, by machine (the slowest,
-    a 2-core AMD EPYC without AVX-512, about 9 with its data and evaluation), hence the
-    timeout."""
-    folder = tmp_path_factory.mktemp("main_job") / "toy-en-es"
-    result = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "train_translation.py"), "--out", str(folder),
-         "--no-progress"],
-        capture_output=True, text=True, timeout=1200, check=False,
-        env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert result.returncode == 0, result.stderr[-2000:]
-    metrics = json.loads((folder / "metrics.json").read_text())
-    return MainJobRun(folder, result.stdout, metrics)

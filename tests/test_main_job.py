@@ -1,20 +1,37 @@
-"""The figures the README prints for the main job, and the headline figures of the committed
-walkthrough (docs/illustrated/walkthrough.md), are what a fresh default run gives now.
+"""The main job as a user runs it (`python examples/train_translation.py`, its defaults), once
+for this module (3 to 10 minutes by machine: the slowest, a 2-core AMD EPYC without AVX-512,
+about 9 with its data and evaluation): its quality targets on every held-out split
+(docs/data.md), and the figures the README and the committed walkthrough
+(docs/illustrated/walkthrough.md) print, against what it prints now.
 
-Tolerances survive another CPU (a different BLAS kernel, or another number of BLAS threads,
-takes training down another float path, which flips a few sentences): exact match ±0.01 on
-test and compositional (2,000 and 1,000 sentences), ±0.03 on cross-construction and on the
-long split (whose errors are the rarest and the likeliest to move), ±0.05 on each held-out
-pair (about 111 sentences each), BLEU ±0.5 (±1 on the long split), timings and the long
-split's error counts ignored; translations, counts and sizes exact.
-The walkthrough's per-weight numbers (attention weights, vector entries) depend on that float
-path and are not compared; its structure is (the same sections, the same count of numbers)."""
+Targets: test >= 0.99, compositional >= 0.95, cross-construction >= 0.95 overall and >= 0.9
+for each held-out feature pair, long >= 0.97, and no greedy output longer than twice its
+reference on test, compositional and cross-construction (the long split's loops are counted
+among its repeated clauses, not bounded). Four seeds of the default configuration meet every
+target, with the margins docs/data.md shows ("What the main job reaches"); the longest-output
+target has the least (a rare loop on the longest sentences), so it is the one another float
+path would miss first. Quality figures only: how long training takes is a benchmark's
+business, not a test's.
+
+Figures: tolerances survive another CPU (a different BLAS kernel, or another number of BLAS
+threads, takes training down another float path, which flips a few sentences): exact match
+±0.01 on test and compositional (2,000 and 1,000 sentences), ±0.03 on cross-construction and
+on the long split (whose errors are the rarest and the likeliest to move), ±0.05 on each
+held-out pair (about 111 sentences each), BLEU ±0.5 (±1 on the long split), timings and the
+long split's error counts ignored; translations, counts and sizes exact. The walkthrough's
+per-weight numbers (attention weights, vector entries) depend on that float path and are not
+compared; its structure is (the same sections, the same count of numbers).
+
+Under pytest-xdist (`--dist loadfile`) the module runs in one worker, last (tests/conftest.py),
+so that its training has the cores to itself.
+"""
 
 import json
 import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -33,7 +50,34 @@ EXACT_MATCH_TOLERANCE = {"test": 0.01, "compositional": 0.01, "cross_constructio
 BLEU_TOLERANCE = {"long": 1.0}  # else 0.5
 HELD_OUT_PAIRS = set(HELD_OUT_FEATURE_PAIRS)
 
+SPLITS = ("test", "compositional", "cross_construction", "long")
+BOUNDED = ("test", "compositional", "cross_construction")  # no output over twice its reference
+
 pytestmark = pytest.mark.slow
+
+
+@dataclass
+class MainJobRun:
+    """The README's main job as a user runs it: its run folder, what it printed, its metrics."""
+
+    folder: Path
+    stdout: str
+    metrics: dict
+
+
+@pytest.fixture(scope="module")
+def main_job_run(tmp_path_factory):
+    """One run of `python examples/train_translation.py` with its default flags, shared by
+    the tests of this module; timed out at 20 minutes."""
+    folder = tmp_path_factory.mktemp("main_job") / "toy-en-es"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "train_translation.py"), "--out", str(folder),
+         "--no-progress"],
+        capture_output=True, text=True, timeout=1200, check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    metrics = json.loads((folder / "metrics.json").read_text())
+    return MainJobRun(folder, result.stdout, metrics)
 
 
 def readme_output():
@@ -124,3 +168,48 @@ def test_the_committed_walkthrough_has_the_figures_of_a_fresh_run(main_job_run, 
     assert counts.findall(committed_text) == counts.findall(fresh_text)  # parameter table
     vocabulary = re.compile(r"vocabulary of (\d+) tokens")
     assert vocabulary.findall(committed_text) == vocabulary.findall(fresh_text)
+
+
+def test_test_and_compositional_splits_reach_their_targets(main_job_run):
+    assert main_job_run.metrics["test_exact_match"] >= 0.99
+    assert main_job_run.metrics["compositional_exact_match"] >= 0.95
+
+
+def test_cross_construction_reaches_its_overall_target(main_job_run):
+    assert main_job_run.metrics["cross_construction_exact_match"] >= 0.95
+
+
+def test_the_long_split_reaches_its_target(main_job_run):
+    assert main_job_run.metrics["long_exact_match"] >= 0.97
+
+
+def test_every_held_out_pair_reaches_its_target(main_job_run):
+    pairs = main_job_run.metrics["cross_construction_pairs"]
+    assert set(pairs) == HELD_OUT_FEATURE_PAIRS
+    assert {pair: figure for pair, figure in pairs.items() if figure < 0.9} == {}
+
+
+def test_no_output_is_longer_than_twice_its_reference(main_job_run):
+    ratios = {split: main_job_run.metrics[f"{split}_max_length_ratio"] for split in BOUNDED}
+    assert {split: ratio for split, ratio in ratios.items() if ratio > 2} == {}
+
+
+def test_the_main_job_prints_each_split_and_each_held_out_pair(main_job_run):
+    lines = main_job_run.stdout.splitlines()
+    for split in SPLITS:
+        line = metrics_line(lines, f"{split}:")
+        assert f"exact match {main_job_run.metrics[split + '_exact_match']:.4f}" in line
+    pairs = main_job_run.metrics["cross_construction_pairs"]
+    assert set(pairs) == HELD_OUT_FEATURE_PAIRS
+    for pair, value in pairs.items():
+        assert f"exact match {value:.4f}" in metrics_line(lines, pair)
+    assert (f"wrong: {main_job_run.metrics['long_agreement_errors']} with an agreement error "
+            f"only, {main_job_run.metrics['long_repeated_clauses']} with a repeated clause, of "
+            "1000 sentences") in metrics_line(lines, "wrong:")
+
+
+def metrics_line(lines, label):
+    """The one printed line that starts with `label` (after its indentation)."""
+    found = [line for line in lines if line.strip().startswith(label)]
+    assert len(found) == 1, (label, found)
+    return found[0]
