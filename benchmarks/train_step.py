@@ -485,7 +485,7 @@ def _count(monitor, config, steps, warmup, ema_decay):
         "config": config.name,
         "framework": "minigrad",
         "device": "cuda (CuPy stand-in)",
-        "fused": runner.mg.backend.get_backend("cuda").kernels is not None,
+        "fused": runner.mg.backend.get_backend("cuda").kernels.fused,
         "figure": "launches_per_step",
         "launches_per_step": launches / steps,
         "syncs_per_step": syncs / steps,

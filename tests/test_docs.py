@@ -267,12 +267,6 @@ def test_the_tests_folder_is_described_as_it_is():
 
 FIGURE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns)\b|\b\d+(?:\.\d+)?x (?:faster|slower)\b"
                     r"|\b\d+(?:\.\d+)?-\d+(?:\.\d+)?x\b|\bsteps?/s\b")
-# Files whose docstrings still give figures: the kernels' rewrite (issue 31's first part) moves
-# these docstrings; listed here so that no new file joins them.
-FIGURES_PENDING = {"minigrad/backend/blas_threads.py", "minigrad/backend/cupy_fused.py",
-                   "minigrad/backend/host_memory.py", "minigrad/backend/numpy_backend.py",
-                   "minigrad/distributed/communicator.py", "minigrad/ops/nn.py",
-                   "minigrad/optim/flat.py"}
 
 
 def _comments_and_docstrings(path):
@@ -288,8 +282,6 @@ def test_no_benchmark_figure_in_code_comments():
     found = []
     for folder in ("minigrad", "transformer", "examples", "scripts", "benchmarks"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if _relative(path) in FIGURES_PENDING:
-                continue
             for line, text in _comments_and_docstrings(path):
                 for match in FIGURE.finditer(text):
                     found.append(f"{_relative(path)}:{line}: {match.group()}")

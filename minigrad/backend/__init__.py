@@ -8,8 +8,9 @@ A backend bundles an array namespace `xp` (NumPy or CuPy) with:
 - `owns(a)`          whether `a` is an array of its own (not a view), so a `.grad` may keep it
 - `activate`         None, or a function that makes this backend's device current (CuPy's
                      current GPU); called before work on the backend's arrays
-- `kernels`          None, or the fused kernels the ops use instead of chains of array ops
-                     (`cupy_fused.py`: on 'cuda' with `use_fused_kernels(True)`)
+- `kernels`          the array work of the fused ops, one interface (`kernels.py`):
+                     `CpuKernels` on the CPU; on 'cuda' `ArrayKernels` (chains of CuPy's
+                     ops), or `FusedKernels` with `use_fused_kernels(True)` (`cupy_fused.py`)
 - `batched_operand(a, transposed=False)`  `a` as an operand of batched matrix products:
                      on a GPU copied once into a C-contiguous array, of `a` or (`transposed`)
                      of `a` with its last two axes swapped, returned as a view in `a`'s shape

@@ -4,13 +4,12 @@ OpenBLAS, NumPy's BLAS on Linux, runs a product on one worker thread per core. A
 product its workers do not sleep: they spin for about 0.1 s, each holding a core, waiting
 for the next product. The long stretches of elementwise work that minigrad spreads over the
 cores (the optimizer step, a softmax over a large vocabulary) start right after a product,
-so its helper threads found the cores taken and gained little: Adam over the base benchmark
-Transformer's 49 M parameters took 103 ms with the workers spinning and 71 ms with them
-stopped (benchmarks/README.md).
+so its helper threads found the cores taken and gained little (Adam over the base benchmark
+Transformer's 49 M parameters: benchmarks/README.md has the figures).
 
 `release_blas_threads()` stops them with `blas_thread_shutdown_`, the call OpenBLAS makes
 itself before a fork (its address is handed to `pthread_atfork`, so it is a plain C function
-of no arguments); the next product starts them again (~0.1 ms to stop, ~0.4 ms to start).
+of no arguments); the next product starts them again.
 Up to NumPy 2.4 the library exports it; NumPy 2.5's OpenBLAS (`libscipy_openblas64_`)
 exports only its `scipy_`-prefixed API, and keeps the function as a local symbol of its ELF
 symbol table (`.symtab`), where it is found and called at the library's load address.

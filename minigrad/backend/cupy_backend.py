@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from ..errors import DeviceError
+from .kernels import ArrayKernels
 
 # how to install CuPy 14, named by every error that says so (pyproject.toml's extras; `[ctk]`
 # brings CUDA's libraries where no CUDA toolkit is installed)
@@ -152,13 +153,14 @@ class CupyBackend:
         self.device = f"cuda:{index}"
         self._runtime = xp.cuda.runtime
         self.generator = CupyGenerator(xp, self.activate)
-        self.kernels = None
+        self.kernels: ArrayKernels = ArrayKernels(self)
 
     def use_fused_kernels(self, on):
-        """`kernels`: the fused kernels (`cupy_fused.py`) when on, else None."""
+        """`kernels`: the fused kernels (`cupy_fused.py`) when on, else chains of CuPy's ops
+        (`kernels.ArrayKernels`)."""
         from .cupy_fused import FusedKernels
 
-        self.kernels = FusedKernels(self.xp) if on else None
+        self.kernels = FusedKernels(self) if on else ArrayKernels(self)
 
     def activate(self):
         """Make this backend's GPU CuPy's current device (where new arrays and kernels go)."""

@@ -1,27 +1,33 @@
 """GPU-only code: the fused elementwise chains of the CUDA backend, written with `cupy.fuse`.
 
-A chain of elementwise ops costs one kernel launch per op on a GPU, 10-15 µs each whatever
-the size: LayerNorm's forward was eleven launches, its input gradient eight, a masked
+A chain of elementwise ops costs one kernel launch per op on a GPU, a fixed cost each
+whatever the size: LayerNorm's forward was eleven launches, its input gradient eight, a masked
 softmax twelve. Each function here is one kernel (an elementwise chain, or one ending in a
 reduction along the last axis, then elementwise work on the reduced values and constants
 only: CuPy's fusion refuses the function's arguments after its reduction, `_core/fusion.pyx`
 `_get_fusion_var`), so LayerNorm's forward takes five launches and a softmax four.
 
-They are used when the fused path is on (`minigrad.backend.use_fused_kernels(True)`, or
-MINIGRAD_FUSED=1), on 'cuda' only; the ops call them through `backend.kernels` (None on the
-CPU and with the path off). The CuPy stand-in runs `cupy.fuse` eagerly, so every function is
-tested on the CPU against the plain path; until the path has run on a GPU (where CuPy compiles
-each kernel at its first call) it stays off by default.
+`FusedKernels` is the kernel set of `kernels.py` (its interface, and `ArrayKernels`' chains
+of array ops where no fused function does better) that the CUDA backend uses when the fused
+path is on (`minigrad.backend.use_fused_kernels(True)`, or MINIGRAD_FUSED=1). The CuPy
+stand-in runs `cupy.fuse` eagerly, so every function is tested on the CPU against the plain
+path; until the path has run on a GPU (where CuPy compiles each kernel at its first call) it
+stays off by default.
 """
 
 import math
 
+from .kernels import ArrayKernels, rows_of
 
-class FusedKernels:
-    """The fused functions, made once per CuPy module (the real one or the stand-in)."""
 
-    def __init__(self, xp):
-        self.xp = xp
+class FusedKernels(ArrayKernels):
+    """The fused functions, made once per CUDA backend (real CuPy or the stand-in)."""
+
+    fused = True
+
+    def __init__(self, backend) -> None:
+        super().__init__(backend)
+        xp = self.xp
         fuse = xp.fuse
 
         # a row's mean is given as its sum and n, divided where it is used: CuPy's mean is two
@@ -113,18 +119,18 @@ class FusedKernels:
         def moving_average(average, value, weight):  # in place: the weights' moving average
             xp.add(average, (value - average) * weight, out=average)
 
-        self.moving_average = moving_average
+        self._moving_average = moving_average
         self._squared_deviation_sum, self._product_sum = squared_deviation_sum, product_sum
         self._reciprocal_std, self._normalize = reciprocal_std, normalize
         self._scale_shift, self._input_gradient = scale_shift, layer_norm_input_gradient
         self._capped_peak, self._shifted_exp, self._nonzero_sum = \
             capped_peak, shifted_exp, nonzero_sum
-        self.dropout_keep, self.dropout = dropout_keep, dropout
+        self._dropout_keep, self._dropout = dropout_keep, dropout
         self._triple_product_sum, self._column_product_sum = triple_product_sum, column_product_sum
         self._layer_norm_backward, self._softmax_backward = layer_norm_backward, softmax_backward
         self._scaled_masked_peak, self._scaled_masked_exp = scaled_masked_peak, scaled_masked_exp
-        self._smoothed_loss, self.clip_scale = smoothed_loss, clip_scale
-        self.relu_backward = relu_backward
+        self._smoothed_loss, self._clip_scale = smoothed_loss, clip_scale
+        self._relu_backward = relu_backward
 
     def layer_norm(self, rows, eps):
         """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): four launches."""
@@ -142,8 +148,11 @@ class FusedKernels:
         return self._smoothed_loss(log_normalizer, picked, row_mean, dtype(1 - smoothing),
                                    dtype(smoothing))
 
-    def scale_shift(self, x, weight, bias):
-        return self._scale_shift(x, weight, bias)
+    def affine(self, normalized, weight, bias):
+        """One launch where both are given in the normalized values' dtype."""
+        if weight is None or bias is None or not weight.dtype == bias.dtype == normalized.dtype:
+            return super().affine(normalized, weight, bias)
+        return self._scale_shift(normalized, weight, bias)
 
     def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows):
         """rstd · (g - mean(g) - normalized · mean(g · normalized)) over rows: three launches."""
@@ -152,7 +161,7 @@ class FusedKernels:
         gn_mean = (self._product_sum(g_rows, normalized_rows) / n)[:, None]
         return self._input_gradient(g_rows, normalized_rows, g_total, n, gn_mean, rstd_rows)
 
-    def softmax_into(self, x, out, ceiling=None):
+    def softmax_rows_into(self, x, out, ceiling=None):
         """out = softmax(x) along the last axis, x capped by `ceiling` (-inf at masked
         entries); returns the shift and the sum of exponentials (..., 1): four launches."""
         if ceiling is None:
@@ -163,25 +172,54 @@ class FusedKernels:
         self.xp.divide(exponentials, total, out=out)
         return peak, total
 
-    def layer_norm_backward(self, grad_rows, weight, normalized_rows, rstd_rows):
-        """LayerNorm's gradients from the upstream rows (R, N), not recorded: for its input
-        (R, N) (three launches, g = grad · weight never made), and for weight and bias (N,),
-        one launch each."""
+    def layer_norm_backward(self, grad, weight, normalized, rstd, n_axes):
+        """For the input: three launches, g = grad · weight never made; for weight and bias,
+        one launch each, kept as they are where already in the normalized shape (a reshaped
+        view is no array of its own, and a `.grad` would copy it: `Backend.owns`)."""
+        grad_rows, normalized_rows = rows_of(grad, n_axes), rows_of(normalized, n_axes)
         n = grad_rows.dtype.type(grad_rows.shape[1])
-        scale = 1 if weight is None else weight
+        scale = 1 if weight is None else weight.reshape(-1)
         g_sum = self._product_sum(grad_rows, scale)[:, None]
         gn_sum = self._triple_product_sum(grad_rows, scale, normalized_rows)[:, None]
         grad_input = self._layer_norm_backward(grad_rows, scale, normalized_rows, g_sum,
-                                               gn_sum, rstd_rows, n)
-        return (grad_input, self._column_product_sum(grad_rows, normalized_rows),
-                grad_rows.sum(axis=0))
+                                               gn_sum, rstd.reshape(-1, 1), n)
+        shape = grad.shape[grad.ndim - n_axes:]
+        return (grad_input.reshape(grad.shape),
+                _shaped(self._column_product_sum(grad_rows, normalized_rows), shape),
+                _shaped(grad_rows.sum(axis=0), shape))
 
-    def softmax_backward(self, weights, grad_attended, keep, scale):
-        """The gradient of the scores from the attention weights' (..., Lq, Lk), through the
-        dropout `keep` (None: no dropout) and the scale: two launches."""
+    def dropout_keep(self, shape, dtype, p):
+        """From uniform draws compared and scaled in one launch."""
+        uniform = self.generator.uniform(shape, self.xp.float32)
+        return self._dropout_keep(uniform, 1 - p, dtype.type(1 / (1 - p) if p < 1 else 0))
+
+    def dropout(self, x, p):
+        """One launch besides the draws, which are kept (not the multiplier): backward
+        applies them again in one launch."""
+        draws = (self.generator.uniform(x.shape, self.xp.float32), 1 - p,
+                 x.dtype.type(1 / (1 - p) if p < 1 else 0))
+        return self._dropout(x, *draws), draws
+
+    def dropout_again(self, grad, draws):
+        return self._dropout(grad, *draws)
+
+    def kept(self, draws):
+        return self._dropout_keep(*draws)
+
+    def relu_backward(self, grad, x):
+        return self._relu_backward(grad, x)
+
+    def clip_scale(self, norm, max_norm, dtype):
+        return self._clip_scale(norm, dtype.type(max_norm))
+
+    def moving_average(self, average, value, weight):
+        self._moving_average(average, value, weight)
+
+    def softmax_backward(self, weights, grad_weights, keep, scale):
+        """Two launches, the dropout and the scale inside them."""
         keep = 1 if keep is None else keep
-        row_sum = self._triple_product_sum(grad_attended, keep, weights)[..., None]
-        return self._softmax_backward(weights, grad_attended, keep, row_sum, scale)
+        row_sum = self._triple_product_sum(grad_weights, keep, weights)[..., None]
+        return self._softmax_backward(weights, grad_weights, keep, row_sum, scale)
 
     def attention_weights(self, scores, mask, scale):
         """softmax(scores · scale, masked) along the last axis, `mask` True where excluded
@@ -193,3 +231,8 @@ class FusedKernels:
         # C-contiguous whatever the layout of `scores` (a product's transpose, `matmul`): the
         # weights are the first operand of the products that follow
         return self.xp.divide(exponentials, total, out=self.xp.empty(scores.shape, scores.dtype))
+
+
+def _shaped(array, shape):
+    """`array` in `shape`, itself when it has that shape already."""
+    return array if array.shape == shape else array.reshape(shape)

@@ -3,8 +3,8 @@
 A training step allocates and frees the same large arrays every time (activations, their
 gradients, the optimizer's work arrays). By default glibc's malloc hands large freed blocks
 back to the operating system (`munmap`, or trimming the top of the heap), and the next step
-touches fresh pages: on the base benchmark Transformer that was ~35,000 page faults and
-~160 ms of kernel time per step. Raising two malloc thresholds keeps freed blocks in the
+touches fresh pages: on the base benchmark Transformer, tens of thousands of page faults a
+step (benchmarks/README.md has the figures). Raising two malloc thresholds keeps freed blocks in the
 process for the next allocation of the same size; the process's memory then stays at its
 peak instead of shrinking between steps.
 

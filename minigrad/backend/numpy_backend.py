@@ -7,6 +7,7 @@ import numpy as np
 
 from .blockwise import BlockRunner
 from .host_memory import keep_freed_memory
+from .kernels import CpuKernels
 
 MINIMUM_VERSION = (2, 0)  # NumPy 2's promotion rules (NEP 50): float32 stays float32 beside 0.5
 
@@ -65,7 +66,8 @@ class NumpyGenerator:
 
     def bernoulli(self, shape, probability):
         """Booleans, each True with `probability` (to within 2^-33): raw 32-bit draws below
-        a threshold, 1.6x faster than comparing float uniforms (dropout's masks)."""
+        a threshold, faster than comparing float uniforms (dropout's masks; the figures are in
+        benchmarks/README.md)."""
         if probability >= 1:
             return np.ones(shape, bool)
         count = math.prod(shape)
@@ -87,9 +89,9 @@ class NumpyBackend:
         self.device = "cpu"
         self.xp = np
         self.activate = None  # one device, always current (CUDA's makes its GPU current)
-        self.kernels = None  # the CPU's ops run their own (blockwise) code
         self.generator = NumpyGenerator()
         self._blocks = BlockRunner()
+        self.kernels = CpuKernels(self)
         keep_freed_memory()
 
     def from_host(self, array):

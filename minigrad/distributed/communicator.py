@@ -21,13 +21,14 @@ import numpy as np
 from ..errors import MinigradError
 
 SPIN_S = 0.02  # polling without a pause this long first
+SHORTEST_PAUSE_S = 5e-5
 LONGEST_PAUSE_S = 0.001
 
 
 def wait_until(done, timeout_s, expired) -> None:
     """Call `done()` until it returns true: without a pause for the first SPIN_S (MPI moves a
     message on only while it is asked, and a large one takes many steps), then with sleeps of
-    50 µs doubling to LONGEST_PAUSE_S, so that a long wait leaves the core to others.
+    SHORTEST_PAUSE_S doubling to LONGEST_PAUSE_S, so that a long wait leaves the core to others.
     `expired(seconds)` is called once the wait passes `timeout_s` (it is expected to end the
     job)."""
     started = time.monotonic()
@@ -38,7 +39,7 @@ def wait_until(done, timeout_s, expired) -> None:
             expired(waited)
         if waited > SPIN_S:
             time.sleep(pause)
-            pause = min(max(2 * pause, 5e-5), LONGEST_PAUSE_S)
+            pause = min(max(2 * pause, SHORTEST_PAUSE_S), LONGEST_PAUSE_S)
 
 
 class DistributedError(MinigradError, RuntimeError):

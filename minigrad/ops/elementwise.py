@@ -243,15 +243,13 @@ class SigmoidBackward(BinaryFunction):
 class Relu(Function):
     name = "relu"
 
-    def forward(self, x):  # against a row of zeros: NumPy's SIMD loop, faster than a scalar 0
-        if self.backend.activate is not None:  # a GPU: one kernel, no row to make
-            return self.xp.maximum(x, x.dtype.type(0))
-        return self.xp.maximum(x, self.xp.zeros(x.shape[-1:], x.dtype))
+    def forward(self, x):
+        return self.backend.kernels.relu(x)
 
     def backward(self, grad):
-        kernels = self.backend.kernels
-        if kernels is not None and not is_grad_enabled():  # not recorded: one fused kernel
-            return (self.constant(kernels.relu_backward(grad.data, self.inputs[0].data)),)
+        if not is_grad_enabled():  # not recorded: on arrays
+            return (self.constant(self.backend.kernels.relu_backward(grad.data,
+                                                                     self.inputs[0].data)),)
         return (grad * self.constant(self.inputs[0].data > 0),)  # float × bool stays float
 
 

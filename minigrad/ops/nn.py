@@ -1,5 +1,7 @@
-"""Fused neural-network ops: each one forward pass and one closed-form backward, numerically
-stable. Their backward is written with minigrad ops, so it can be differentiated again."""
+"""Fused neural-network ops, numerically stable, each written as its math: one forward that
+calls the backend's kernels (`backend/kernels.py`: how the arrays are computed on a CPU, a
+GPU, fused or not), and one closed-form backward, on arrays (the kernels again) when it is not
+recorded, in minigrad ops when it is, so that it can be differentiated again."""
 
 import math
 from functools import partial
@@ -8,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd import Function, is_grad_enabled
+from ..backend.kernels import rows_of
 from ..errors import ShapeError
 from .elementwise import erf_array
 from .indexing import IndexAdd
@@ -17,60 +20,6 @@ from .references import (
     layer_norm_input_gradient_reference,
 )
 from .registry import InputSpec, op
-
-
-def softmax_array(backend, x, axis=-1, mask=None):
-    """Softmax on an array; masked entries (True) get 0 (a NaN input stays NaN, masked or not),
-    and a row with nothing left (all masked, or all -inf) is all zeros instead of NaN. Along the
-    last axis of a stack of rows, blocks of rows run on every core (`Backend.run_blockwise`)."""
-    xp = backend.xp
-    out = xp.empty_like(x)
-    arrays: tuple = (x, out)
-    if mask is not None:  # -inf where masked, +inf elsewhere, in the mask's (small) shape
-        ceiling = xp.where(mask, x.dtype.type(-xp.inf), x.dtype.type(xp.inf))
-        arrays += (xp.broadcast_to(ceiling, x.shape),)
-    if backend.kernels is not None and axis in (-1, x.ndim - 1):
-        backend.kernels.softmax_into(*arrays)
-    elif x.ndim >= 2 and axis in (-1, x.ndim - 1):
-        backend.run_blockwise([(partial(_softmax_into, xp, -1), arrays)])
-    else:
-        _softmax_into(xp, axis, *arrays)
-    return out
-
-
-def _softmax_into(xp, axis, x, out, ceiling=None):
-    """out = softmax(x, axis) (a block of rows at a time), x first capped by `ceiling` (-inf at
-    masked entries: NumPy's minimum is 2-4x faster than its where); returns the shift and the
-    sum of exponentials (softmax = exp(x - peak) / total)."""
-    if ceiling is not None:
-        x = xp.minimum(x, ceiling, out=out)
-    peak = _finite_or_zero(xp, x.max(axis=axis, keepdims=True))
-    xp.subtract(x, peak, out=out)
-    xp.exp(out, out=out)
-    total = _one_where_zero(xp, out.sum(axis=axis, keepdims=True))
-    out /= total
-    return peak, total
-
-
-def _finite_or_zero(xp, peak):
-    """The row maxima with NaN/Inf made 0 (a row with nothing left subtracts nothing), by
-    `copyto` with a mask: no boolean-mask assignment, which makes a GPU wait for the count."""
-    xp.copyto(peak, 0, where=~xp.isfinite(peak))
-    return peak
-
-
-def _one_where_zero(xp, total):
-    """Sums of exponentials with 0 made 1 (an empty row stays all zeros, never NaN)."""
-    xp.copyto(total, 1, where=total == 0)
-    return total
-
-
-def log_softmax_array(xp, x, axis):
-    peak = _finite_or_zero(xp, x.max(axis=axis, keepdims=True))
-    shifted = x - peak
-    total = _one_where_zero(xp, xp.exp(shifted).sum(axis=axis, keepdims=True))
-    shifted -= xp.log(total)  # a row of -inf stays -inf rather than becoming NaN
-    return shifted
 
 
 class Softmax(Function):
@@ -85,7 +34,7 @@ class Softmax(Function):
             raise ShapeError(f"softmax: a mask of shape {mask.shape} does not broadcast to the "
                              f"input's shape {x.shape}")
         self.axis = axis
-        return softmax_array(self.backend, x, axis, mask)
+        return self.backend.kernels.softmax(x, axis, mask)
 
     def backward(self, grad):
         y = self.output()
@@ -106,7 +55,7 @@ class LogSoftmax(Function):
 
     def forward(self, x, axis=-1):
         self.axis = axis
-        return log_softmax_array(self.xp, x, axis)
+        return self.backend.kernels.log_softmax(x, axis)
 
     def backward(self, grad):
         probabilities = self.output().exp()
@@ -122,46 +71,22 @@ class LayerNorm(Function):
     float_only = True
 
     def forward(self, x, *affine, n_axes=1, eps=1e-5, has_weight=True, has_bias=True):
-        xp = self.xp
         self.axes = tuple(range(-n_axes, 0))
         self.eps, self.has_weight, self.has_bias = eps, has_weight, has_bias
-        rows = _rows(x, n_axes)  # (R, N)
-        kernels = self.backend.kernels
-        if kernels is not None:
-            centered, rstd = kernels.layer_norm(rows, eps)
-        else:
-            centered = rows - _row_mean(xp, rows)  # a new array: updated in place
-            rstd = 1 / xp.sqrt(_row_mean_of_product(xp, centered, centered) + eps)  # (R, 1)
-            centered *= rstd
-        self.normalized = centered.reshape(x.shape)
+        # (R, N) rows normalized, (R, 1) 1/std
+        normalized, rstd = self.backend.kernels.layer_norm(rows_of(x, n_axes), eps)
+        self.normalized = normalized.reshape(x.shape)
         self.rstd = rstd.reshape(x.shape[:-n_axes] + (1,) * n_axes)
-        if not (has_weight or has_bias):
-            return self.normalized
-        if kernels is not None and has_weight and has_bias and \
-                affine[0].dtype == affine[1].dtype == x.dtype:
-            return kernels.scale_shift(self.normalized, *affine)
-        out = self.normalized * affine[0] if has_weight else self.normalized + affine[-1]
-        if has_weight and has_bias:
-            bias = affine[-1]
-            if bias.dtype == out.dtype:
-                out += bias
-            else:
-                out = out + bias  # mixed dtypes promote (NumPy's rules), never cast down
-        return out
-
-    def _recompute(self):
-        """forward's normalized input and rstd again, in Tensor ops: what a recorded backward
-        differentiates (forward's own arrays, made in place or by fused kernels, are not
-        recorded; see `Function.saved`)."""
-        x = self.inputs[0]
-        centered = x - x.mean(axis=self.axes, keepdims=True)
-        rstd = 1 / ((centered * centered).mean(axis=self.axes, keepdims=True) + self.eps).sqrt()
-        return centered * rstd, rstd
+        return self.backend.kernels.affine(self.normalized, affine[0] if has_weight else None,
+                                           affine[-1] if has_bias else None)
 
     def backward(self, grad):
-        kernels = self.backend.kernels
-        if kernels is not None and not is_grad_enabled():  # not recorded: fused kernels
-            return self._fused_backward(kernels, grad.data)
+        if not is_grad_enabled():  # not recorded: on arrays
+            weight = self.inputs[1].data if self.has_weight else None
+            grad_input, grad_weight, grad_bias = self.backend.kernels.layer_norm_backward(
+                grad.data, weight, self.normalized, self.rstd, len(self.axes))
+            grads = [grad_input] + [grad_weight] * self.has_weight + [grad_bias] * self.has_bias
+            return tuple(self.constant(g) for g in grads)
         normalized, rstd = self.saved((self.normalized, self.rstd), self._recompute)
         grad_normalized = grad * self.inputs[1] if self.has_weight else grad
         grads = [LayerNormInputGradient.apply(grad_normalized, normalized, rstd,
@@ -172,25 +97,14 @@ class LayerNorm(Function):
             grads.append(grad)
         return tuple(grads)
 
-
-    def _fused_backward(self, kernels, grad):
-        n_axes = len(self.axes)
-        weight = self.inputs[1].data.reshape(-1) if self.has_weight else None
-        grad_input, grad_weight, grad_bias = kernels.layer_norm_backward(
-            _rows(grad, n_axes), weight, _rows(self.normalized, n_axes), self.rstd.reshape(-1, 1))
-        shape = self.inputs[0].shape[-n_axes:]
-        grads = [grad_input.reshape(grad.shape)]
-        if self.has_weight:
-            grads.append(_shaped(grad_weight, shape))
-        if self.has_bias:
-            grads.append(_shaped(grad_bias, shape))
-        return tuple(self.constant(g) for g in grads)
-
-
-def _shaped(array, shape):
-    """`array` in `shape`, itself when it has that shape already: a reshaped view is no array
-    of its own, and a `.grad` would copy it (`Backend.owns`)."""
-    return array if array.shape == shape else array.reshape(shape)
+    def _recompute(self):
+        """forward's normalized input and rstd again, in Tensor ops: what a recorded backward
+        differentiates (forward's own arrays, made by kernels, are not recorded; see
+        `Function.saved`)."""
+        x = self.inputs[0]
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        rstd = 1 / ((centered * centered).mean(axis=self.axes, keepdims=True) + self.eps).sqrt()
+        return centered * rstd, rstd
 
 
 @op(reference=layer_norm_input_gradient_reference, namespace=None, internal=True,
@@ -205,17 +119,9 @@ class LayerNormInputGradient(Function):
     float_only = True
 
     def forward(self, g, normalized, rstd, n_axes=1):
-        xp = self.xp
         self.axes = tuple(range(-n_axes, 0))
-        g_rows, normalized_rows = _rows(g, n_axes), _rows(normalized, n_axes)  # (R, N)
-        if self.backend.kernels is not None:
-            return self.backend.kernels.layer_norm_input_gradient(
-                g_rows, normalized_rows, rstd.reshape(-1, 1)).reshape(g.shape)
-        out = normalized_rows * _row_mean_of_product(xp, g_rows, normalized_rows)
-        out += _row_mean(xp, g_rows)
-        xp.subtract(g_rows, out, out=out)
-        out *= rstd.reshape(-1, 1)
-        return out.reshape(g.shape)
+        return self.backend.kernels.layer_norm_input_gradient(
+            rows_of(g, n_axes), rows_of(normalized, n_axes), rstd.reshape(-1, 1)).reshape(g.shape)
 
     def backward(self, grad_of_grad):
         """With u = grad_of_grad and P(g) = g - mean(g) - normalized · mean(g · normalized),
@@ -233,17 +139,6 @@ class LayerNormInputGradient(Function):
         return (LayerNormInputGradient.apply(grad_of_grad, normalized, rstd, n_axes=len(axes)),
                 -rstd * (grad_of_grad * g_mean_gn + g * u_mean_un),
                 (grad_of_grad * projected_g).sum(axis=axes, keepdims=True))
-
-
-def _row_mean(xp, rows):
-    """(R, N) -> (R, 1) means, as a matrix-vector product: BLAS is several times faster than a
-    NumPy reduction along rows a few hundred long."""
-    return rows @ xp.full((rows.shape[1], 1), 1 / rows.shape[1], dtype=rows.dtype)
-
-
-def _row_mean_of_product(xp, a, b):
-    """(R, N), (R, N) -> (R, 1): the mean of a · b along each row, in one pass."""
-    return xp.einsum("ij,ij->i", a, b)[:, None] / a.dtype.type(a.shape[1])
 
 
 _GELU_TANH_SCALE = math.sqrt(2 / math.pi)  # the tanh approximation of GELU:
@@ -296,34 +191,14 @@ class Dropout(Function):
     float_only = True
 
     def forward(self, x, p=0.5):
-        kernels = self.backend.kernels
-        if kernels is not None:  # keep the draws; mask and scale inside one kernel
-            self.uniform = self.backend.generator.uniform(x.shape, self.xp.float32)
-            self.probability, self.scale = 1 - p, x.dtype.type(1 / (1 - p) if p < 1 else 0)
-            self.keep = None
-            return kernels.dropout(x, self.uniform, self.probability, self.scale)
-        self.keep = dropout_mask(self.backend, x.shape, x.dtype, p)
-        return x * self.keep
+        out, self.draws = self.backend.kernels.dropout(x, p)
+        return out
 
     def backward(self, grad):
-        if self.keep is not None:
-            return (grad * self.constant(self.keep),)
         kernels = self.backend.kernels
-        if not is_grad_enabled():
-            return (self.constant(kernels.dropout(grad.data, self.uniform, self.probability,
-                                                  self.scale)),)
-        keep = kernels.dropout_keep(self.uniform, self.probability, self.scale)
-        return (grad * self.constant(keep),)
-
-
-def dropout_mask(backend, shape, dtype, p):
-    """Inverted dropout's mask from the device's generator: 0 where an element is dropped
-    (probability p), 1 / (1 - p) where it is kept."""
-    scale = dtype.type(1 / (1 - p) if p < 1 else 0)
-    if backend.kernels is not None:  # the same draws as bernoulli's, compared and scaled at once
-        uniform = backend.generator.uniform(shape, backend.xp.float32)
-        return backend.kernels.dropout_keep(uniform, 1 - p, scale)
-    return backend.generator.bernoulli(shape, 1 - p) * scale
+        if not is_grad_enabled():  # not recorded: on arrays
+            return (self.constant(kernels.dropout_again(grad.data, self.draws)),)
+        return (grad * self.constant(kernels.kept(self.draws)),)
 
 
 class Embedding(Function):
@@ -386,24 +261,19 @@ class CrossEntropy(Function):
         safe_target = target if self.valid is None else xp.where(self.valid, target, 0)
         self.target = safe_target
         # log p = logits - log_normalizer: the probabilities are the only full-size array
-        rows = _rows(logits)  # (N, C)
+        rows = rows_of(logits)  # (N, C)
         probabilities = xp.empty_like(rows)
         log_normalizer = xp.empty((rows.shape[0], 1), logits.dtype)
         row_mean: Any = xp.empty_like(log_normalizer) if label_smoothing else None
-        arrays = (rows, probabilities, log_normalizer) + ((row_mean,) if label_smoothing else ())
-        softmax_into = partial(_softmax_into, xp, -1) if self.backend.kernels is None \
-            else self.backend.kernels.softmax_into
-        self.backend.run_blockwise([(partial(_softmax_statistics, xp, softmax_into), arrays)])
+        self.backend.kernels.softmax_statistics(rows, probabilities, log_normalizer, row_mean)
         self.probabilities = probabilities.reshape(logits.shape)
         log_normalizer = log_normalizer.reshape(logits.shape[:-1])  # (...)
         picked = xp.take_along_axis(logits, safe_target[..., None], axis=-1)[..., 0]
-        losses = log_normalizer - picked
-        if label_smoothing and self.backend.kernels is not None:
+        if label_smoothing:
             losses = self.backend.kernels.smoothed_loss(
                 log_normalizer, picked, row_mean.reshape(logits.shape[:-1]), label_smoothing)
-        elif label_smoothing:
-            mean_log_prob = row_mean.reshape(logits.shape[:-1]) - log_normalizer
-            losses = (1 - label_smoothing) * losses - label_smoothing * mean_log_prob
+        else:
+            losses = log_normalizer - picked
         if self.valid is not None:
             losses = xp.where(self.valid, losses, 0)
         # the count of targets not ignored (at least 1): with ignored targets a 0-d array in
@@ -431,22 +301,6 @@ class CrossEntropy(Function):
                                            smoothing=self.smoothing),)
 
 
-def _rows(array, n_axes=1):
-    """An array (..., *C) as rows (N, prod(C)) over its last `n_axes` axes: a view when it is
-    contiguous."""
-    return array.reshape(math.prod(array.shape[:-n_axes]), math.prod(array.shape[-n_axes:]))
-
-
-def _softmax_statistics(xp, softmax_into, logits, probabilities, log_normalizer,
-                        row_mean=None):
-    """For a block of rows (n, C): their softmax (by `softmax_into`), log Σ exp (n, 1) and,
-    when asked, their mean (n, 1)."""
-    peak, total = softmax_into(logits, probabilities)
-    xp.add(peak, xp.log(total), out=log_normalizer)
-    if row_mean is not None:
-        xp.mean(logits, axis=-1, keepdims=True, out=row_mean)
-
-
 class CrossEntropyBackward(Function):
     """(probabilities - target distribution) · scale, the gradient of cross-entropy for its
     logits, without building the dense target distribution: the smoothing is a scalar and the
@@ -459,7 +313,7 @@ class CrossEntropyBackward(Function):
     def forward(self, probabilities, scale, target=None, smoothing=0.0):
         self.target, self.smoothing = target[..., None], smoothing
         out = self.xp.empty_like(probabilities)
-        rows = [_rows(array)  # (N, C), (N, 1), (N, 1), (N, C)
+        rows = [rows_of(array)  # (N, C), (N, 1), (N, 1), (N, C)
                 for array in (probabilities, scale, self.target, out)]
         self.backend.run_blockwise([(partial(_smoothed_difference, self.xp, smoothing), rows)])
         return out
@@ -499,11 +353,8 @@ def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
 def attention_weights(backend, q, k, mask):
     """softmax(q kᵀ / sqrt(d_k)) on arrays: (..., Lq, d), (..., Lk, d) -> (..., Lq, Lk)."""
     scores = backend.matmul(q, backend.xp.swapaxes(k, -1, -2))
-    scale = scores.dtype.type(1 / math.sqrt(q.shape[-1]))
-    if backend.kernels is not None:
-        return backend.kernels.attention_weights(scores, mask, scale)
-    scores *= scale
-    return softmax_array(backend, scores, -1, mask)
+    return backend.kernels.attention_weights(scores, mask,
+                                             scores.dtype.type(1 / math.sqrt(q.shape[-1])))
 
 
 class ScaledDotProductAttention(Function):
@@ -526,14 +377,14 @@ class ScaledDotProductAttention(Function):
         self.keep = None
         attended = self.weights
         if dropout_p > 0:
-            self.keep = dropout_mask(self.backend, attended.shape, attended.dtype, dropout_p)
+            self.keep = self.backend.kernels.dropout_keep(attended.shape, attended.dtype,
+                                                          dropout_p)
             attended = attended * self.keep
         return self.backend.matmul(attended, v)
 
     def backward(self, grad):
-        kernels = self.backend.kernels
-        if kernels is not None and not is_grad_enabled():  # not recorded: fused kernels
-            return self._fused_backward(kernels, grad.data)
+        if not is_grad_enabled():  # not recorded: on arrays
+            return self._backward_on_arrays(grad.data)
         q, k, v = self.saved(self.operands, lambda: tuple(self.inputs))
         weights = self.saved(self.weights, lambda: Softmax.apply(
             (q @ k.mT) * self.scale, axis=-1, mask=self.mask))
@@ -547,7 +398,7 @@ class ScaledDotProductAttention(Function):
         grad_scores = grad_scores * self.scale
         return grad_scores @ k, grad_scores.mT @ q, grad_v
 
-    def _fused_backward(self, kernels, grad):
+    def _backward_on_arrays(self, grad):
         swap, matmul = partial(self.xp.swapaxes, axis1=-1, axis2=-2), self.backend.matmul
         q, k, v = self.operands
         # often strided (the heads' merge): copied once, its axes swapped (its products are
@@ -556,7 +407,7 @@ class ScaledDotProductAttention(Function):
         attended = self.weights if self.keep is None else self.weights * self.keep
         grad_v = matmul(swap(attended), grad)
         grad_attended = matmul(grad, swap(v))
-        grad_scores = kernels.softmax_backward(self.weights, grad_attended, self.keep,
-                                               q.dtype.type(self.scale))
+        grad_scores = self.backend.kernels.softmax_backward(self.weights, grad_attended,
+                                                            self.keep, q.dtype.type(self.scale))
         return tuple(self.constant(g) for g in (matmul(grad_scores, k),
                                                 matmul(swap(grad_scores), q), grad_v))

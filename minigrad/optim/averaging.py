@@ -21,11 +21,11 @@ the final ones, fade quickly).
 
 On a GPU, where the optimizer keeps its parameters in flat arrays (`flat.py`), the averages
 of those parameters are one flat array in the same layout (each name's average a view of
-it), moved by one update of the whole array: one fused kernel with the fused kernels on,
-three launches without, instead of three per parameter. It computes what the CPU's
-per-parameter update does, in the same order (value - average, times the weight, added),
-so the averages are the CPU's bit for bit (checked on the CuPy stand-in; a GPU compiler may
-contract the fused kernel's multiply and add into one).
+it), moved by one update of the whole array (`Backend.kernels.moving_average`: one fused
+kernel with the fused kernels on, three launches without) instead of one per parameter. It
+computes what the CPU's per-parameter update does, in the same order (value - average, times
+the weight, added), so the averages are the CPU's bit for bit (checked on the CuPy stand-in;
+a GPU compiler may contract the fused kernel's multiply and add into one).
 """
 
 from contextlib import contextmanager
@@ -34,13 +34,6 @@ from functools import partial
 from ..errors import CheckpointError, ConfigError
 from ..tensor import as_array
 from .flat import flat_parameters
-
-
-def _move(average, value, weight):
-    """average += (value - average) · weight, in place (blocks of the arrays on the CPU)."""
-    step = value - average
-    step *= weight
-    average += step
 
 
 class _FlatAverage:
@@ -64,10 +57,7 @@ class _FlatAverage:
         backend = self.params[0].backend
         weight = self.data.dtype.type(weight)
         backend.activate()
-        if backend.kernels is not None:
-            backend.kernels.moving_average(self.data, self.source, weight)
-        else:
-            _move(self.data, self.source, weight)
+        backend.kernels.moving_average(self.data, self.source, weight)
 
 
 class ExponentialMovingAverage:
@@ -100,7 +90,8 @@ class ExponentialMovingAverage:
         for name, param in self.parameters.items():
             if id(param) not in covered:
                 tasks.setdefault(param.backend, []).append(
-                    (partial(_move, weight=weight), (self.averages[name], param.data)))
+                    (partial(param.backend.kernels.moving_average, weight=weight),
+                     (self.averages[name], param.data)))
         for backend, updates in tasks.items():
             backend.run_blockwise(updates)
 

@@ -42,10 +42,7 @@ def clip_grad_norm_(params, max_norm) -> Tensor:
         return Tensor._make(norm, backend)
     flat = xp.concatenate([param.grad.data.reshape(-1) for param in params])
     norm = xp.sqrt(xp.vdot(flat, flat))
-    if backend.kernels is not None:
-        flat *= backend.kernels.clip_scale(norm, flat.dtype.type(max_norm))
-    else:
-        flat *= xp.minimum(max_norm / (norm + 1e-6), 1).astype(flat.dtype)
+    flat *= backend.kernels.clip_scale(norm, max_norm, flat.dtype)
     offset = 0
     for param in params:
         size = param.grad.size

@@ -1,8 +1,8 @@
 """The optimizers' multi-tensor path for a GPU: a group's parameters in one flat array.
 
 Updating parameter by parameter costs a dozen kernel launches per parameter tensor (Adam
-over base's 190 tensors: about 2,300 launches, each 10-15 µs of a GPU's time whatever its
-size). On a GPU the parameters of a group (one device, one dtype, each with a gradient and
+over base's 190 tensors: about 2,300 launches, each a fixed cost of a GPU's time whatever
+its size). On a GPU the parameters of a group (one device, one dtype, each with a gradient and
 the same step count) are kept in one flat array, each parameter's `.data` a view of its
 part (the state buffers likewise), so one update on the flat arrays, the same update
 function the CPU runs per parameter, updates them all: about fifteen launches in all.

@@ -7,6 +7,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.backend import get_backend, use_fused_kernels
+from minigrad.backend.cupy_fused import FusedKernels
 from minigrad.nn import functional as F
 
 pytestmark = pytest.mark.gpu  # the cuda suite (`pytest -m gpu`): real CuPy on a GPU
@@ -15,7 +16,8 @@ pytestmark = pytest.mark.gpu  # the cuda suite (`pytest -m gpu`): real CuPy on a
 @pytest.fixture
 def fused():
     use_fused_kernels(True)
-    assert get_backend("cuda").kernels is not None
+    assert isinstance(get_backend("cuda").kernels, FusedKernels)
+    assert get_backend("cuda").kernels.fused
     yield
     use_fused_kernels(False)
 

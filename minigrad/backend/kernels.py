@@ -1,0 +1,241 @@
+"""The array work of the fused ops, behind one interface: one kernel set a backend.
+
+The fused ops of `minigrad/ops/nn.py` (softmax, log_softmax, layer_norm, cross_entropy,
+scaled_dot_product_attention, dropout), ReLU's backward, gradient clipping and the weights'
+moving average read as their math: forward calls `backend.kernels`, backward calls it on
+arrays when it is not recorded, and is written in Tensor ops when it is (a gradient of a
+gradient). How the arrays are computed is the kernels' business:
+
+- `ArrayKernels`: chains of array ops on the backend's `xp`; the reference, and the CUDA
+  backend's kernels with the fused path off (plain CuPy);
+- `CpuKernels`: the same on NumPy, with what is faster on a CPU (ReLU against a row of
+  zeros, which takes NumPy's SIMD loop where a scalar does not);
+- `FusedKernels` (`cupy_fused.py`): the same interface in fewer GPU launches (`cupy.fuse`).
+
+Every method takes and returns arrays of its backend. Rows are (R, N) arrays: the leading
+axes of an array flattened, its last (normalized) axes flattened.
+"""
+
+import math
+from functools import partial
+from typing import Any
+
+
+class ArrayKernels:
+    """The kernels as chains of array ops. `backend` gives `xp`, `run_blockwise` (blocks of
+    rows on every CPU core; the whole arrays on a GPU) and `generator` (dropout's draws)."""
+
+    fused = False  # whether the GPU's fused functions compute them (`FusedKernels`)
+
+    def __init__(self, backend) -> None:
+        self.xp = backend.xp
+        self.run_blockwise = backend.run_blockwise
+        self.generator = backend.generator
+
+    # ----- softmax ------------------------------------------------------------------------
+
+    def softmax(self, x, axis=-1, mask=None):
+        """Softmax along `axis`; masked entries (True) get 0 (a NaN input stays NaN, masked or
+        not), and a row with nothing left (all masked, or all -inf) is all zeros, not NaN."""
+        xp = self.xp
+        out = xp.empty_like(x)
+        arrays: tuple = (x, out)
+        if mask is not None:  # -inf where masked, +inf elsewhere, in the mask's (small) shape
+            ceiling = xp.where(mask, x.dtype.type(-xp.inf), x.dtype.type(xp.inf))
+            arrays += (xp.broadcast_to(ceiling, x.shape),)
+        if axis not in (-1, x.ndim - 1):
+            _softmax_into(xp, axis, *arrays)
+        elif x.ndim == 1:
+            self.softmax_rows_into(*arrays)
+        else:
+            self.run_blockwise([(self.softmax_rows_into, arrays)])
+        return out
+
+    def softmax_rows_into(self, x, out, ceiling=None):
+        """out = softmax(x) along the last axis, x first capped by `ceiling` (-inf at masked
+        entries); returns the shift and the sum of exponentials (softmax = exp(x - peak) /
+        total), each (..., 1)."""
+        return _softmax_into(self.xp, -1, x, out, ceiling)
+
+    def log_softmax(self, x, axis=-1):
+        """log softmax along `axis`: a row of -inf stays -inf rather than becoming NaN."""
+        xp = self.xp
+        peak = _finite_or_zero(xp, x.max(axis=axis, keepdims=True))
+        shifted = x - peak
+        total = _one_where_zero(xp, xp.exp(shifted).sum(axis=axis, keepdims=True))
+        shifted -= xp.log(total)
+        return shifted
+
+    def softmax_statistics(self, rows, probabilities, log_normalizer, row_mean=None):
+        """For logits rows (N, C): their softmax into `probabilities` (N, C), log Σ exp into
+        `log_normalizer` (N, 1) and, when given, their means into `row_mean` (N, 1)."""
+        arrays = (rows, probabilities, log_normalizer) + (() if row_mean is None else (row_mean,))
+        self.run_blockwise([(partial(_softmax_statistics, self.xp, self.softmax_rows_into),
+                             arrays)])
+
+    def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing):
+        """Label-smoothed cross-entropy per row from log Σ exp, the target's logit and the
+        row's mean logit: (1 - ε) · -log p(target) - ε · mean(log p)."""
+        return (1 - smoothing) * (log_normalizer - picked) \
+            - smoothing * (row_mean - log_normalizer)
+
+    def softmax_backward(self, weights, grad_weights, keep, scale):
+        """The gradient of the scores (..., Lq, Lk), times `scale`, whose softmax is `weights`,
+        from the gradient of the weights as used: after the dropout `keep` (None: none)."""
+        if keep is not None:
+            grad_weights = grad_weights * keep
+        grad_scores = weights * (grad_weights - (grad_weights * weights).sum(axis=-1,
+                                                                            keepdims=True))
+        return grad_scores * scale
+
+    def attention_weights(self, scores, mask, scale):
+        """softmax(scores · scale, masked) along the last axis, `mask` True where excluded
+        (None: nothing is); `scores` is overwritten."""
+        scores *= scale
+        return self.softmax(scores, -1, mask)
+
+    # ----- layer_norm -----------------------------------------------------------------------
+
+    def layer_norm(self, rows, eps):
+        """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): two-pass variance,
+        eps inside the square root."""
+        xp = self.xp
+        centered = rows - _row_mean(xp, rows)  # a new array: updated in place
+        rstd = 1 / xp.sqrt(_row_mean_of_product(xp, centered, centered) + eps)  # (R, 1)
+        centered *= rstd
+        return centered, rstd
+
+    def affine(self, normalized, weight, bias):
+        """normalized · weight + bias, either of them None (left out); mixed dtypes promote as
+        NumPy does, never cast down."""
+        if weight is None and bias is None:
+            return normalized
+        out = normalized * weight if weight is not None else normalized + bias
+        if weight is not None and bias is not None:
+            if bias.dtype == out.dtype:
+                out += bias
+            else:
+                out = out + bias
+        return out
+
+    def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows):
+        """rstd · (g - mean(g) - normalized · mean(g · normalized)) along rows (R, N), from
+        g = grad · weight, the normalized rows and 1/std (R, 1)."""
+        xp = self.xp
+        out = normalized_rows * _row_mean_of_product(xp, g_rows, normalized_rows)
+        out += _row_mean(xp, g_rows)
+        xp.subtract(g_rows, out, out=out)
+        out *= rstd_rows
+        return out
+
+    def layer_norm_backward(self, grad, weight, normalized, rstd, n_axes):
+        """LayerNorm's gradients, not recorded: for its input (grad's shape), and for weight
+        and bias (the normalized shape). `weight` None: the layer has none. `rstd` has size 1
+        on the last `n_axes` axes."""
+        g = grad if weight is None else grad * weight
+        grad_input = self.layer_norm_input_gradient(
+            rows_of(g, n_axes), rows_of(normalized, n_axes), rstd.reshape(-1, 1))
+        leading = tuple(range(grad.ndim - n_axes))
+        shape = grad.shape[grad.ndim - n_axes:]
+        return (grad_input.reshape(grad.shape),
+                (grad * normalized).sum(axis=leading, keepdims=True).reshape(shape),
+                grad.sum(axis=leading, keepdims=True).reshape(shape))
+
+    # ----- dropout, relu ------------------------------------------------------------------
+
+    def dropout_keep(self, shape, dtype, p):
+        """Inverted dropout's multiplier from the device's generator: 0 where an element is
+        dropped (probability p), 1 / (1 - p) where it is kept."""
+        scale = dtype.type(1 / (1 - p) if p < 1 else 0)
+        return self.generator.bernoulli(shape, 1 - p) * scale
+
+    def dropout(self, x, p) -> tuple[Any, Any]:
+        """(x with inverted dropout, what `dropout_again` and `kept` need: the draws)."""
+        keep = self.dropout_keep(x.shape, x.dtype, p)
+        return x * keep, keep
+
+    def dropout_again(self, grad, draws):
+        """`grad` through the same dropout as the forward that gave `draws`."""
+        return grad * draws
+
+    def kept(self, draws):
+        """The multiplier (0 or 1 / (1 - p)) of the forward that gave `draws`."""
+        return draws
+
+    def relu(self, x):
+        return self.xp.maximum(x, x.dtype.type(0))
+
+    def relu_backward(self, grad, x):
+        return grad * (x > 0)  # float × bool stays float
+
+    # ----- optimizers ---------------------------------------------------------------------
+
+    def clip_scale(self, norm, max_norm, dtype):
+        """min(max_norm / (norm + 1e-6), 1) in `dtype`: what clipping multiplies by."""
+        return self.xp.minimum(max_norm / (norm + 1e-6), 1).astype(dtype)
+
+    def moving_average(self, average, value, weight):
+        """average += (value - average) · weight, in place."""
+        step = value - average
+        step *= weight
+        average += step
+
+
+class CpuKernels(ArrayKernels):
+    """ArrayKernels on NumPy, with what is faster on a CPU."""
+
+    def relu(self, x):  # against a row of zeros: NumPy's SIMD loop, faster than a scalar 0
+        return self.xp.maximum(x, self.xp.zeros(x.shape[-1:], x.dtype))
+
+
+def rows_of(array, n_axes=1):
+    """An array (..., *C) as rows (N, prod(C)) over its last `n_axes` axes: a view when it is
+    contiguous."""
+    return array.reshape(math.prod(array.shape[:-n_axes]), math.prod(array.shape[-n_axes:]))
+
+
+def _softmax_into(xp, axis, x, out, ceiling=None):
+    """out = softmax(x, axis), x first capped by `ceiling` (NumPy's minimum is faster than its
+    where); returns the shift and the sum of exponentials."""
+    if ceiling is not None:
+        x = xp.minimum(x, ceiling, out=out)
+    peak = _finite_or_zero(xp, x.max(axis=axis, keepdims=True))
+    xp.subtract(x, peak, out=out)
+    xp.exp(out, out=out)
+    total = _one_where_zero(xp, out.sum(axis=axis, keepdims=True))
+    out /= total
+    return peak, total
+
+
+def _softmax_statistics(xp, softmax_rows_into, logits, probabilities, log_normalizer,
+                        row_mean=None):
+    """For a block of rows (n, C): their softmax, log Σ exp (n, 1) and, when asked, their mean
+    (n, 1)."""
+    peak, total = softmax_rows_into(logits, probabilities)
+    xp.add(peak, xp.log(total), out=log_normalizer)
+    if row_mean is not None:
+        xp.mean(logits, axis=-1, keepdims=True, out=row_mean)
+
+
+def _finite_or_zero(xp, peak):
+    """The row maxima with NaN/Inf made 0 (a row with nothing left subtracts nothing), by
+    `copyto` with a mask: no boolean-mask assignment, which makes a GPU wait for the count."""
+    xp.copyto(peak, 0, where=~xp.isfinite(peak))
+    return peak
+
+
+def _one_where_zero(xp, total):
+    """Sums of exponentials with 0 made 1 (an empty row stays all zeros, never NaN)."""
+    xp.copyto(total, 1, where=total == 0)
+    return total
+
+
+def _row_mean(xp, rows):
+    """(R, N) -> (R, 1) means, as a matrix-vector product: BLAS is faster than a NumPy
+    reduction along rows a few hundred long."""
+    return rows @ xp.full((rows.shape[1], 1), 1 / rows.shape[1], dtype=rows.dtype)
+
+
+def _row_mean_of_product(xp, a, b):
+    """(R, N), (R, N) -> (R, 1): the mean of a · b along each row, in one pass."""
+    return xp.einsum("ij,ij->i", a, b)[:, None] / a.dtype.type(a.shape[1])
