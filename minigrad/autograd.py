@@ -219,10 +219,10 @@ class Function:
             _check_forward_finite(fn, data, inputs)
         return out
 
-    def forward(self, *arrays, **params):
+    def forward(self, *arrays: Any, **params: Any) -> Any:
         raise NotImplementedError
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...] | Tensor:
         raise NotImplementedError
 
     @property

@@ -38,7 +38,7 @@ def _is_array(data):
     return hasattr(data, "shape") and hasattr(data, "dtype")
 
 
-def as_array(data, dtype=None, backend=None):
+def as_array(data, dtype=None, backend=None) -> Any:
     """Python data / NumPy / CuPy array -> a new array of `backend` (docs/conventions.md, dtypes).
 
     An array keeps its dtype; Python floats take the default dtype, ints int64, bools bool.

@@ -14,7 +14,9 @@ block size or the number of threads.
 import os
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from .blas_threads import release_blas_threads
 
@@ -50,7 +52,7 @@ class BlockRunner:
     def _register_helper(self):
         self._helper_ids.add(threading.get_ident())
 
-    def run(self, tasks):
+    def run(self, tasks: Iterable[tuple[Callable[..., None], Sequence[Any]]]) -> None:
         """Run the tasks, in blocks of about `BLOCK_SIZE` elements of each task's largest
         array."""
         calls = deque((function, blocks) for function, arrays in tasks

@@ -68,7 +68,7 @@ class Module:
         object.__setattr__(self, name, tensor)
 
     # ----- calling --------------------------------------------------------------------------
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs) -> Any:
@@ -268,7 +268,7 @@ class Sequential(ModuleList):
     def __init__(self, *modules) -> None:
         super().__init__(modules)
 
-    def forward(self, x):
+    def forward(self, x: Any) -> Any:
         for module in self.children():
             x = module(x)
         return x
@@ -299,13 +299,13 @@ class ModuleDict(Module):
     def __iter__(self) -> Iterator[str]:
         return iter(self._module_names)
 
-    def keys(self):
+    def keys(self) -> list[str]:
         return list(self._module_names)
 
-    def values(self):
+    def values(self) -> list[Module]:
         return list(self.children())
 
-    def items(self):
+    def items(self) -> list[tuple[str, Module]]:
         return list(self.named_children())
 
 

@@ -82,7 +82,7 @@ class InputSpec:
     options: dict = field(default_factory=dict)  # keyword -> the choices it is drawn from
 
     @property
-    def rule_name(self):
+    def rule_name(self) -> str:
         return self.rule if isinstance(self.rule, str) else self.rule.__name__
 
 
