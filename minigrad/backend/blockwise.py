@@ -38,10 +38,10 @@ class BlockRunner:
     into the blocks in place. The calling thread and one helper thread per further core
     (started on first use) take blocks from one queue until it is empty."""
 
-    def __init__(self, threads=None):
+    def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or _core_count()
         self._pool: ThreadPoolExecutor | None = None
-        self._helper_ids = set()  # thread idents of the pool's threads
+        self._helper_ids: set[int] = set()  # thread idents of the pool's threads
         if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
             os.register_at_fork(after_in_child=self._forget_pool)
 
