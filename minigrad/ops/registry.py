@@ -249,7 +249,7 @@ def _public_function(cls, op_name):
     signature = inspect.Signature(_forward_parameters(cls, op_name))
     apply = cls.apply
 
-    def function(*args, **kwargs):
+    def function(*args: Any, **kwargs: Any) -> Tensor:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         tensors, keywords = [], {}
