@@ -17,7 +17,7 @@ import operator
 import traceback
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from .errors import (
     AnomalyError,
@@ -31,6 +31,8 @@ from .tensor import Tensor, ensure_tensor
 
 _sequence = itertools.count()  # creation numbers of recorded ops: a topological order
 _data = operator.attrgetter("data")
+_P = ParamSpec("_P")  # a function decorated with no_grad / enable_grad: its parameters
+_R = TypeVar("_R")  # and its result
 
 
 class _GradMode:
@@ -62,8 +64,8 @@ class _GradModeContext:
     def __exit__(self, *exc) -> None:
         _GradMode.enabled = self.previous
 
-    def __call__(self, function):
-        def wrapper(*args, **kwargs):
+    def __call__(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             with type(self)():
                 return function(*args, **kwargs)
 
@@ -148,7 +150,7 @@ class Function:
     checked = False
     released = False
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
             raise OpDefinitionError(
@@ -219,10 +221,10 @@ class Function:
             _check_forward_finite(fn, data, inputs)
         return out
 
-    def forward(self, *arrays, **params):
+    def forward(self, *arrays: Any, **params: Any) -> Any:
         raise NotImplementedError
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...] | Tensor:
         raise NotImplementedError
 
     @property

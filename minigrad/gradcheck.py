@@ -55,7 +55,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, name="gradchec
     else:
         analytic = (None,) * len(checked)
 
-    def objective():  # recorded like any call: fn may itself differentiate (gradgradcheck)
+    def objective() -> float:  # recorded like any call: fn may itself differentiate (gradgradcheck)
         values = _as_tuple(fn(*inputs))
         return sum(float((v.numpy().astype(np.float64) * u).sum())
                    for v, u in zip(values, upstream))
@@ -96,7 +96,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
         grad_outputs)]
     n = len(inputs)
 
-    def first_derivative(*args):
+    def first_derivative(*args: Tensor) -> tuple[Tensor, ...]:
         values, vs = list(args[:n]), list(args[n:])
         outs = _as_tuple(fn(*values))
         pairs = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .backend import get_backend, loaded_backends, seed_all
+from .backend.numpy_backend import NumpyGenerator
+
+if TYPE_CHECKING:  # the CUDA backend is imported only when a 'cuda' device is asked for
+    from .backend.cupy_backend import CupyGenerator
 
 
-def manual_seed(seed) -> None:
+def manual_seed(seed: int) -> None:
     """Seed every device's generator, so that a run can be repeated exactly."""
     seed_all(int(seed))
 
@@ -24,6 +30,6 @@ def set_rng_state(state) -> None:
         get_backend(device).generator.set_state(generator_state)
 
 
-def generator(device=None):
+def generator(device: str | None = None) -> NumpyGenerator | CupyGenerator:
     """The random generator of a device (for code that draws with minigrad's seed)."""
     return get_backend(device).generator

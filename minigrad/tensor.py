@@ -38,7 +38,7 @@ def _is_array(data):
     return hasattr(data, "shape") and hasattr(data, "dtype")
 
 
-def as_array(data, dtype=None, backend=None):
+def as_array(data, dtype=None, backend=None) -> Any:
     """Python data / NumPy / CuPy array -> a new array of `backend` (docs/conventions.md, dtypes).
 
     An array keeps its dtype; Python floats take the default dtype, ints int64, bools bool.
@@ -187,7 +187,7 @@ class Tensor(TensorMethods):
         return Tensor._make(self.data, self.backend)
 
     # ----- autograd -----------------------------------------------------------------------
-    def requires_grad_(self, flag=True) -> Tensor:
+    def requires_grad_(self, flag: bool = True) -> Tensor:
         if flag and self.data.dtype.kind != "f":
             raise DTypeError(
                 f"requires_grad: only floating-point tensors can require gradients, this one "
@@ -202,7 +202,7 @@ class Tensor(TensorMethods):
         self._retains_grad = True
         return self
 
-    def register_hook(self, hook) -> HookHandle:
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> HookHandle:
         """hook(grad) is called with the gradient flowing into this tensor during backward;
         it may return a replacement. Returns a handle whose `.remove()` unregisters it."""
         if not self.requires_grad:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
 
 def _label(tensor, title) -> str:
     return f"{title}\\n{tuple(tensor.shape)} {tensor.dtype}"
 
 
-def to_dot(tensor, name="graph") -> str:
+def to_dot(tensor: Tensor, name: str = "graph") -> str:
     """DOT text of the graph that produced `tensor` (render with `dot -Tpng`).
 
     Ops are boxes labelled with op name, shape and dtype of their output; leaves that require
@@ -16,7 +21,7 @@ def to_dot(tensor, name="graph") -> str:
     ids: dict = {}
     pending: list = []
 
-    def node_id(t):
+    def node_id(t: Tensor) -> str:
         if id(t) not in ids:
             ids[id(t)] = f"n{len(ids)}"
             pending.append(t)

@@ -14,7 +14,9 @@ block size or the number of threads.
 import os
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from .blas_threads import release_blas_threads
 
@@ -36,10 +38,10 @@ class BlockRunner:
     into the blocks in place. The calling thread and one helper thread per further core
     (started on first use) take blocks from one queue until it is empty."""
 
-    def __init__(self, threads=None):
+    def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or _core_count()
         self._pool: ThreadPoolExecutor | None = None
-        self._helper_ids = set()  # thread idents of the pool's threads
+        self._helper_ids: set[int] = set()  # thread idents of the pool's threads
         if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
             os.register_at_fork(after_in_child=self._forget_pool)
 
@@ -50,7 +52,7 @@ class BlockRunner:
     def _register_helper(self):
         self._helper_ids.add(threading.get_ident())
 
-    def run(self, tasks):
+    def run(self, tasks: Iterable[tuple[Callable[..., None], Sequence[Any]]]) -> None:
         """Run the tasks, in blocks of about `BLOCK_SIZE` elements of each task's largest
         array."""
         calls = deque((function, blocks) for function, arrays in tasks

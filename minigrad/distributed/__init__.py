@@ -13,23 +13,30 @@ loop then checks and broadcasts the parameters and sums the gradients with a
 job, with that rank's traceback, instead of leaving the other ranks waiting.
 """
 
+from __future__ import annotations
+
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from .communicator import DistributedError, MPICommunicator, SingleProcess
 from .reducer import GradientReducer
+
+if TYPE_CHECKING:  # nccl.py is imported only for a 'cuda' device
+    from .nccl import NCCLCommunicator
 
 # Variables that MPI launchers set in the processes they start (MPICH / Intel MPI's hydra,
 # Open MPI, PMIx-based launchers, Slurm's srun with PMI).
 _LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 
 
-def launched_by_mpi():
+def launched_by_mpi() -> bool:
     """Whether an MPI launcher (mpiexec, mpirun, srun) started this process."""
     return any(name in os.environ for name in _LAUNCHER_VARIABLES)
 
 
-def init(required=False, timeout_s=600.0, device="cpu"):
+def init(required: bool = False, timeout_s: float = 600.0, device: str = "cpu"
+         ) -> SingleProcess | MPICommunicator | NCCLCommunicator:
     """The communicator of this process: MPI when launched by mpiexec (with NCCL for the
     arrays of a `device` "cuda"), else a single process. With `required`, a process that was
     not launched by mpiexec is a DistributedError that says how to launch it; a launched one

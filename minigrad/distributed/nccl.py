@@ -12,6 +12,7 @@ the job with a message instead of hanging in NCCL for ever.
 """
 
 import importlib
+from typing import Any
 
 import numpy as np
 
@@ -45,26 +46,26 @@ class NCCLCommunicator:
                        "int64": nccl.NCCL_INT64, "uint8": nccl.NCCL_UINT8}
 
     @property
-    def context(self):
+    def context(self) -> str:
         return self.mpi.context
 
     @context.setter
-    def context(self, value) -> None:
+    def context(self, value: str) -> None:
         self.mpi.context = value
 
-    def takes(self, array):
+    def takes(self, array: Any) -> bool:
         """Both kinds: GPU arrays go through NCCL, host arrays through MPI."""
         return isinstance(array, (self.cupy.ndarray, np.ndarray))
 
     # ----- the collectives -----------------------------------------------------------------------
-    def allreduce_sum_(self, array, what="allreduce"):
+    def allreduce_sum_(self, array: Any, what: str = "allreduce") -> Any:
         if isinstance(array, np.ndarray):
             return self.mpi.allreduce_sum_(array, what)
         self.comm.allReduce(array.data.ptr, array.data.ptr, array.size, self._type(array, what),
                             self._sum, self._stream())
         return array
 
-    def allgather(self, array, what="allgather"):
+    def allgather(self, array: Any, what: str = "allgather") -> Any:
         if isinstance(array, np.ndarray):
             return self.mpi.allgather(array, what)
         array = self.cupy.ascontiguousarray(array)
@@ -73,20 +74,21 @@ class NCCLCommunicator:
                             self._type(array, what), self._stream())
         return gathered
 
-    def broadcast_(self, array, root=0, what="broadcast"):
+    def broadcast_(self, array: Any, root: int = 0, what: str = "broadcast") -> Any:
         if isinstance(array, np.ndarray):
             return self.mpi.broadcast_(array, root, what)
         self.comm.bcast(array.data.ptr, array.size, self._type(array, what), root,
                         self._stream())
         return array
 
-    def allgather_object(self, value, what="allgather"):
+    def allgather_object(self, value: Any, what: str = "allgather") -> list[Any]:
         return self.mpi.allgather_object(value, what)
 
-    def broadcast_bytes(self, data, root=0, what="broadcast"):
+    def broadcast_bytes(self, data: bytes | None, root: int = 0, what: str = "broadcast"
+                        ) -> bytes:
         return self.mpi.broadcast_bytes(data, root, what)
 
-    def broadcast_object(self, value, root=0, what="broadcast"):
+    def broadcast_object(self, value: Any, root: int = 0, what: str = "broadcast") -> Any:
         return self.mpi.broadcast_object(value, root, what)
 
     def barrier(self, what="barrier") -> None:

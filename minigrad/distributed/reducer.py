@@ -23,6 +23,7 @@ are summed where they lie by NCCL, or staged through host memory for MPI. Inside
 """
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -48,7 +49,7 @@ class GradientReducer:
         self.seconds = {"pack": 0.0, "transfer": 0.0, "unpack": 0.0}  # spent in reduce(), summed
 
     # ----- before training --------------------------------------------------------------------
-    def check_same_parameters(self):
+    def check_same_parameters(self) -> None:
         """DistributedError, on every rank, naming the first parameter where a rank differs
         from rank 0 (a name, shape or dtype), or a different number of parameters."""
         own = [[name, list(p.shape), str(p.dtype)] for name, p in self.named + self.buffers]
@@ -75,7 +76,7 @@ class GradientReducer:
 
     # ----- after each backward -----------------------------------------------------------------
     @contextmanager
-    def no_sync(self):
+    def no_sync(self) -> Iterator[None]:
         """Backward passes inside accumulate locally; the next `reduce()` outside sums all."""
         self._synchronizing = False
         try:

@@ -2,6 +2,7 @@
 
 from ..creation import ones, zeros
 from ..errors import ConfigError, ShapeError
+from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module, Parameter
@@ -21,7 +22,7 @@ class Linear(Module):
                                                       dtype=dtype)))
         self.bias = Parameter(zeros(out_features, device=device, dtype=dtype)) if bias else None
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
@@ -48,7 +49,7 @@ class Embedding(Module):
         if padding_idx is not None:
             self.weight.data[padding_idx] = 0
 
-    def forward(self, ids):
+    def forward(self, ids: Tensor) -> Tensor:
         return F.embedding(ids, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
@@ -67,7 +68,7 @@ class LayerNorm(Module):
         self.weight = Parameter(ones(shape, device=device, dtype=dtype))
         self.bias = Parameter(zeros(shape, device=device, dtype=dtype))
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -83,7 +84,7 @@ class Dropout(Module):
             raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
         self.p = p
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, self.training)
 
     def extra_repr(self) -> str:
@@ -91,7 +92,7 @@ class Dropout(Module):
 
 
 class ReLU(Module):
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.relu(x)
 
 
@@ -100,7 +101,7 @@ class GELU(Module):
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.gelu(x, self.approximate)
 
     def extra_repr(self) -> str:

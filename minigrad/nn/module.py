@@ -4,7 +4,7 @@ with the names PyTorch users already know."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -61,14 +61,14 @@ class Module:
             raise TypeError(f"buffer {name!r} must be a Tensor or None")
         object.__setattr__(self, name, value)
 
-    def register_buffer(self, name, tensor, persistent=True) -> None:
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that belongs to the module but is not learned (moved by `.to`, saved in the
         state dict when persistent)."""
         self._buffer_names[name] = persistent
         object.__setattr__(self, name, tensor)
 
     # ----- calling --------------------------------------------------------------------------
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs) -> Any:
@@ -79,7 +79,7 @@ class Module:
                 output = replaced
         return output
 
-    def register_forward_hook(self, hook) -> HookHandle:
+    def register_forward_hook(self, hook: Callable[[Module, tuple, Any], Any]) -> HookHandle:
         """hook(module, inputs, output) runs after every forward; it may return a replacement."""
         return HookHandle(self._forward_hooks, hook)
 
@@ -92,7 +92,7 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def named_modules(self, prefix="") -> Iterator[tuple[str, Module]]:
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
         seen = set()
         stack = [(prefix, self)]
         while stack:
@@ -109,7 +109,7 @@ class Module:
         for _, module in self.named_modules():
             yield module
 
-    def named_parameters(self, prefix="") -> Iterator[tuple[str, Parameter]]:
+    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
         """(dotted name, Parameter) for every parameter, each shared one once."""
         seen = set()
         for module_name, module in self.named_modules(prefix):
@@ -123,7 +123,8 @@ class Module:
         for _, parameter in self.named_parameters():
             yield parameter
 
-    def named_buffers(self, prefix="", persistent_only=False) -> Iterator[tuple[str, Tensor]]:
+    def named_buffers(self, prefix: str = "", persistent_only: bool = False
+                      ) -> Iterator[tuple[str, Tensor]]:
         for module_name, module in self.named_modules(prefix):
             for name, persistent in module._buffer_names.items():
                 buffer = module.__dict__[name]
@@ -134,7 +135,7 @@ class Module:
         for _, buffer in self.named_buffers():
             yield buffer
 
-    def apply(self, fn) -> Module:
+    def apply(self, fn: Callable[[Module], object]) -> Module:
         """fn(module) for every module of the tree, children first (as PyTorch)."""
         for module in reversed(list(self.modules())):
             fn(module)
@@ -144,7 +145,7 @@ class Module:
         return sum(p.size for p in self.parameters())
 
     # ----- modes --------------------------------------------------------------------------------
-    def train(self, mode=True) -> Module:
+    def train(self, mode: bool = True) -> Module:
         for module in self.modules():
             object.__setattr__(module, "training", mode)
         return self
@@ -156,7 +157,7 @@ class Module:
         for parameter in self.parameters():
             parameter.grad = None
 
-    def requires_grad_(self, flag=True) -> Module:
+    def requires_grad_(self, flag: bool = True) -> Module:
         for parameter in self.parameters():
             parameter.requires_grad = flag
         return self
@@ -190,7 +191,7 @@ class Module:
             state[name] = buffer.detach()
         return state
 
-    def load_state_dict(self, state, strict=True) -> Module:
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> Module:
         """Copy the values of `state` into the existing parameter and buffer arrays.
 
         With strict=True, missing and unexpected keys are an error; a shape mismatch always
@@ -248,7 +249,7 @@ class ModuleList(Module):
         for module in modules:
             self.append(module)
 
-    def append(self, module) -> ModuleList:
+    def append(self, module: Module) -> ModuleList:
         setattr(self, str(len(self._module_names)), module)
         return self
 
@@ -268,7 +269,7 @@ class Sequential(ModuleList):
     def __init__(self, *modules) -> None:
         super().__init__(modules)
 
-    def forward(self, x):
+    def forward(self, x: Any) -> Any:
         for module in self.children():
             x = module(x)
         return x
@@ -299,13 +300,13 @@ class ModuleDict(Module):
     def __iter__(self) -> Iterator[str]:
         return iter(self._module_names)
 
-    def keys(self):
+    def keys(self) -> list[str]:
         return list(self._module_names)
 
-    def values(self):
+    def values(self) -> list[Module]:
         return list(self.children())
 
-    def items(self):
+    def items(self) -> list[tuple[str, Module]]:
         return list(self.named_children())
 
 

@@ -4,7 +4,7 @@
 from ..errors import ShapeError
 
 
-def broadcast_shape(name, *shapes):
+def broadcast_shape(name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     """The broadcast result of `shapes`, or a ShapeError naming the op and every shape."""
     ndim = max(len(s) for s in shapes)
     result = []

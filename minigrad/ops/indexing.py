@@ -4,6 +4,7 @@ transpose, index_add, which sums repeated indices deterministically."""
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -68,14 +69,14 @@ def _has_integer_array(index):
 class GetItem(Function):
     name = "getitem"
 
-    def forward(self, x, index=None):
+    def forward(self, x, index=None) -> Any:
         self.index = index
         try:
             return x[index]
         except IndexError as error:
             raise IndexError(f"getitem: {error} (tensor of shape {x.shape})") from None
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (IndexAdd.apply(grad, index=self.index, shape=self.inputs[0].shape),)
 
 
@@ -85,7 +86,7 @@ class IndexAdd(Function):
 
     name = "index_add"
 
-    def forward(self, values, index=None, shape=None):
+    def forward(self, values, index=None, shape=None) -> Any:
         xp, backend = self.xp, self.backend
         self.index = index
         if not _has_integer_array(index):  # no index can repeat: plain assignment
@@ -102,7 +103,7 @@ class IndexAdd(Function):
         positions = xp.arange(size).reshape(shape)[index]
         return backend.scatter_add(positions.reshape(-1), values.reshape(-1), size).reshape(shape)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (GetItem.apply(grad, index=self.index),)
 
 

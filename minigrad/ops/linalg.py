@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..autograd import Function
@@ -17,7 +19,7 @@ class MatMul(Function):
 
     name = "matmul"
 
-    def forward(self, a, b):
+    def forward(self, a, b) -> Any:
         if a.shape[-1] != b.shape[-2]:
             raise ShapeError(
                 f"matmul: shapes {a.shape} and {b.shape} do not fit: the last axis of the first "
@@ -26,7 +28,7 @@ class MatMul(Function):
         broadcast_shape(self.name, a.shape[:-2], b.shape[:-2])
         return a @ b
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = self.inputs
         return (grad @ b.mT if a.requires_grad else None,
                 a.mT @ grad if b.requires_grad else None)

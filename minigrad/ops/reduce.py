@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autograd import Function
 from ..errors import ShapeError
+from ..tensor import Tensor
 from .references import logsumexp_reference
 from .registry import InputSpec, op
 
@@ -38,26 +39,26 @@ class Reduction(Function):
 
     reduce: Callable[..., Any]  # (x, axes, keepdims) -> the reduced array: each op's own
 
-    def forward(self, x, axis=None, keepdims=False):
+    def forward(self, x, axis=None, keepdims=False) -> Any:
         self.axes = normalize_axes(self.name, axis, x.ndim)
         self.keepdims = keepdims
         return self.reduce(x, self.axes, keepdims)
 
-    def count(self):
+    def count(self) -> int:
         shape = self.inputs[0].shape
         n = 1
         for a in self.axes:
             n *= shape[a]
         return n
 
-    def expand(self, value):
+    def expand(self, value: Tensor) -> Tensor:
         """A reduced tensor with the reduced axes put back (size 1), then broadcast to x."""
         x = self.inputs[0]
         if not self.keepdims:
             value = value.reshape(tuple(1 if i in self.axes else n for i, n in enumerate(x.shape)))
         return value.broadcast_to(x.shape)
 
-    def expand_array(self, array):
+    def expand_array(self, array: Any) -> Any:
         if not self.keepdims:
             array = self.xp.expand_dims(array, self.axes)
         return array
@@ -67,10 +68,10 @@ class Reduction(Function):
 class Sum(Reduction):
     name = "sum"
 
-    def reduce(self, x, axes, keepdims):
+    def reduce(self, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         return x.sum(axis=axes, keepdims=keepdims)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (self.expand(grad),)
 
 
@@ -79,10 +80,10 @@ class Mean(Reduction):
     name = "mean"
     float_only = True
 
-    def reduce(self, x, axes, keepdims):
+    def reduce(self, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         return x.mean(axis=axes, keepdims=keepdims)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (self.expand(grad) * (1.0 / builtins.max(self.count(), 1)),)
 
 
@@ -93,10 +94,10 @@ class Var(Reduction):
     name = "var"
     float_only = True
 
-    def reduce(self, x, axes, keepdims):
+    def reduce(self, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         return x.var(axis=axes, keepdims=keepdims)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         x = self.inputs[0]
         centered = x - x.mean(axis=self.axes, keepdims=True)
         return (self.expand(grad) * centered * (2.0 / builtins.max(self.count(), 1)),)
@@ -105,7 +106,7 @@ class Var(Reduction):
 class _Extremum(Reduction):
     """max / min: values only; at ties the gradient is split evenly (docs/conventions.md)."""
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         x = self.inputs[0].data
         winners = x == self.expand_array(self.reduce(x, self.axes, self.keepdims))
         share = winners / winners.sum(axis=self.axes, keepdims=True)
@@ -117,7 +118,7 @@ class _Extremum(Reduction):
 class Max(_Extremum):
     name = "max"
 
-    def reduce(self, x, axes, keepdims):
+    def reduce(self, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         return x.max(axis=axes, keepdims=keepdims)
 
 
@@ -126,7 +127,7 @@ class Max(_Extremum):
 class Min(_Extremum):
     name = "min"
 
-    def reduce(self, x, axes, keepdims):
+    def reduce(self, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         return x.min(axis=axes, keepdims=keepdims)
 
 
@@ -139,7 +140,7 @@ class LogSumExp(Reduction):
     float_only = True
     needs_output = True
 
-    def reduce(self, x, axes, keepdims):
+    def reduce(self, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         xp = self.xp
         peak = x.max(axis=axes, keepdims=True)
         peak = xp.where(xp.isfinite(peak), peak, 0)
@@ -147,7 +148,7 @@ class LogSumExp(Reduction):
             out = xp.log(xp.exp(x - peak).sum(axis=axes, keepdims=True)) + peak
         return out if keepdims else out.squeeze(axis=axes)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         x = self.inputs[0]
         return (self.expand(grad) * (x - self.expand(self.output())).exp(),)
 

@@ -82,7 +82,7 @@ class InputSpec:
     options: dict = field(default_factory=dict)  # keyword -> the choices it is drawn from
 
     @property
-    def rule_name(self):
+    def rule_name(self) -> str:
         return self.rule if isinstance(self.rule, str) else self.rule.__name__
 
 
@@ -249,7 +249,7 @@ def _public_function(cls, op_name):
     signature = inspect.Signature(_forward_parameters(cls, op_name))
     apply = cls.apply
 
-    def function(*args, **kwargs):
+    def function(*args: Any, **kwargs: Any) -> Tensor:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         tensors, keywords = [], {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..autograd import Function
@@ -16,14 +18,14 @@ from .registry import InputSpec, op
 class Reshape(Function):
     name = "reshape"
 
-    def forward(self, x, shape=None):
+    def forward(self, x, shape=None) -> Any:
         try:
             return x.reshape(shape)
         except ValueError:
             raise ShapeError(f"reshape: cannot reshape a tensor of shape {x.shape} "
                              f"({x.size} elements) into {shape}") from None
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad.reshape(self.inputs[0].shape),)
 
 
@@ -32,14 +34,14 @@ class Transpose(Function):
 
     name = "transpose"
 
-    def forward(self, x, axes=None):
+    def forward(self, x, axes=None) -> Any:
         if axes is not None and sorted(a % max(x.ndim, 1) for a in axes) != list(range(x.ndim)):
             raise ShapeError(f"transpose: axes {tuple(axes)} are not a permutation of the "
                              f"{x.ndim} axes of a tensor of shape {x.shape}")
         self.axes = axes
         return x.transpose(axes)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         if self.axes is None:
             return (grad.transpose(),)
         ndim = len(self.axes)
@@ -52,21 +54,21 @@ class Transpose(Function):
 class BroadcastTo(Function):
     name = "broadcast_to"
 
-    def forward(self, x, shape=None):
+    def forward(self, x, shape=None) -> Any:
         try:
             return self.xp.broadcast_to(x, shape)
         except ValueError:
             raise ShapeError(f"broadcast_to: a tensor of shape {x.shape} cannot be broadcast "
                              f"to {tuple(shape)}") from None
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad,)  # the engine sums it back to the input's shape
 
 
 class Concatenate(Function):
     name = "concatenate"
 
-    def forward(self, *arrays, axis=0):
+    def forward(self, *arrays, axis=0) -> Any:
         first = arrays[0]
         if first.ndim == 0:
             raise ShapeError("concatenate: zero-dimensional tensors cannot be concatenated; "
@@ -80,7 +82,7 @@ class Concatenate(Function):
                     f"axis {axis}; every other axis must match")
         return self.xp.concatenate(arrays, axis=self.axis)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         bounds, start = [], 0
         for x in self.inputs:
             bounds.append(start + x.shape[self.axis])
@@ -101,10 +103,10 @@ class ToDevice(Function):
         out.backend = get_backend(device)
         return out
 
-    def forward(self, x, device=None):
+    def forward(self, x, device=None) -> Any:
         return get_backend(device).from_host(self.backend.to_host(x))
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad.to(self.inputs[0].device),)
 
 

@@ -1,5 +1,7 @@
 """Optimizer: the base class of SGD, Adam and AdamW (parameter groups, state, checkpoints)."""
 
+from typing import Any
+
 from ..errors import CheckpointError, ConfigError
 from ..tensor import Tensor, as_array
 from .flat import flat_group
@@ -22,7 +24,7 @@ class Optimizer:
         self.param_groups: list[dict] = []
         self.state: dict = {}
         self._flat: dict = {}  # group index -> its FlatGroup (parameters on a GPU)
-        groups = [params] if isinstance(params, Tensor) else list(params)
+        groups: list[Any] = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
             raise ConfigError(f"{type(self).__name__}: got an empty list of parameters; pass "
                               "model.parameters() after the model is built")
@@ -31,7 +33,7 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
-    def add_param_group(self, group):
+    def add_param_group(self, group: dict[str, Any]) -> None:
         """Add a group of parameters; hyperparameters it does not set take the defaults."""
         params = group["params"]
         params = [params] if isinstance(params, Tensor) else list(params)
@@ -111,7 +113,7 @@ class Optimizer:
         return state
 
     # ----- checkpoints -------------------------------------------------------------------------
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """The hyperparameters of each group and the state of each parameter, by the
         parameter's position (counting through the groups in order). Arrays are shared with the
         optimizer, as PyTorch's; `mg.save` stores the whole dict."""
@@ -125,7 +127,7 @@ class Optimizer:
             position += len(params)
         return {"state": states, "param_groups": groups}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Continue from `state_dict()` of an optimizer of the same kind over the same
         parameters: hyperparameters and per-parameter state are copied in (nothing changes if
         the checkpoint does not fit)."""

@@ -2,6 +2,7 @@
 number of `step()` calls so far. Call `scheduler.step()` after `optimizer.step()`."""
 
 import math
+from typing import Any
 
 from ..errors import ConfigError
 
@@ -19,7 +20,7 @@ class LRScheduler:
         self.step_count = 0
         self._apply()
 
-    def lr_at(self, initial_lr, step_count):
+    def lr_at(self, initial_lr: float, step_count: int) -> float:
         raise NotImplementedError
 
     def step(self) -> None:
@@ -27,7 +28,7 @@ class LRScheduler:
         self.step_count += 1
         self._apply()
 
-    def get_last_lr(self):
+    def get_last_lr(self) -> list[float]:
         """The lr of each group, as this schedule last set it."""
         return list(self._last_lr)
 
@@ -37,10 +38,10 @@ class LRScheduler:
             group["lr"] = self.lr_at(group["initial_lr"], self.step_count)
             self._last_lr.append(group["lr"])
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         return {"step_count": self.step_count}
 
-    def load_state_dict(self, state_dict) -> None:
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Continue from a saved step count (load the optimizer's state first or after: the
         lr set here depends only on `initial_lr` and the step count)."""
         self.step_count = int(state_dict["step_count"])
@@ -54,7 +55,7 @@ class LambdaLR(LRScheduler):
         self.lr_lambda = lr_lambda
         super().__init__(optimizer)
 
-    def lr_at(self, initial_lr, step_count):
+    def lr_at(self, initial_lr: float, step_count: int) -> float:
         return initial_lr * self.lr_lambda(step_count)
 
 
@@ -74,7 +75,7 @@ class NoamSchedule(LRScheduler):
         self.d_model, self.warmup_steps, self.factor = d_model, warmup_steps, factor
         super().__init__(optimizer)
 
-    def lr_at(self, initial_lr, step_count):
+    def lr_at(self, initial_lr: float, step_count: int) -> float:
         s = step_count + 1
         return (initial_lr * self.factor * self.d_model ** -0.5
                 * min(s ** -0.5, s * self.warmup_steps ** -1.5))
@@ -97,7 +98,7 @@ class WarmupCosine(LRScheduler):
         self.warmup_steps, self.total_steps, self.min_lr = warmup_steps, total_steps, min_lr
         super().__init__(optimizer)
 
-    def lr_at(self, initial_lr, step_count):
+    def lr_at(self, initial_lr: float, step_count: int) -> float:
         s = step_count + 1
         if s <= self.warmup_steps:
             return initial_lr * s / self.warmup_steps
