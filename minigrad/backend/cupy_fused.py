@@ -16,6 +16,7 @@ stays off by default.
 """
 
 import math
+from typing import Any
 
 from .kernels import ArrayKernels, rows_of
 
@@ -132,7 +133,7 @@ class FusedKernels(ArrayKernels):
         self._smoothed_loss, self._clip_scale = smoothed_loss, clip_scale
         self._relu_backward = relu_backward
 
-    def layer_norm(self, rows, eps):
+    def layer_norm(self, rows, eps) -> tuple[Any, Any]:
         """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): four launches."""
         n = rows.dtype.type(rows.shape[1])
         total = self.xp.sum(rows, axis=-1, keepdims=True)
@@ -140,7 +141,7 @@ class FusedKernels(ArrayKernels):
         rstd = self._reciprocal_std(squares, n, rows.dtype.type(eps))
         return self._normalize(rows, total, n, rstd), rstd
 
-    def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing):
+    def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing) -> Any:
         """Label-smoothed cross-entropy per row: one launch. The coefficients are computed
         here, in the logits' dtype: inside a fused function `1 - smoothing` of two Python
         scalars would be computed in float16 (CuPy's fusion picks the first loop they fit)."""
@@ -148,20 +149,20 @@ class FusedKernels(ArrayKernels):
         return self._smoothed_loss(log_normalizer, picked, row_mean, dtype(1 - smoothing),
                                    dtype(smoothing))
 
-    def affine(self, normalized, weight, bias):
+    def affine(self, normalized, weight, bias) -> Any:
         """One launch where both are given in the normalized values' dtype."""
         if weight is None or bias is None or not weight.dtype == bias.dtype == normalized.dtype:
             return super().affine(normalized, weight, bias)
         return self._scale_shift(normalized, weight, bias)
 
-    def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows):
+    def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows) -> Any:
         """rstd · (g - mean(g) - normalized · mean(g · normalized)) over rows: three launches."""
         n = g_rows.dtype.type(g_rows.shape[1])
         g_total = self.xp.sum(g_rows, axis=-1, keepdims=True)
         gn_mean = (self._product_sum(g_rows, normalized_rows) / n)[:, None]
         return self._input_gradient(g_rows, normalized_rows, g_total, n, gn_mean, rstd_rows)
 
-    def softmax_rows_into(self, x, out, ceiling=None):
+    def softmax_rows_into(self, x, out, ceiling=None) -> tuple[Any, Any]:
         """out = softmax(x) along the last axis, x capped by `ceiling` (-inf at masked
         entries); returns the shift and the sum of exponentials (..., 1): four launches."""
         if ceiling is None:
@@ -172,7 +173,7 @@ class FusedKernels(ArrayKernels):
         self.xp.divide(exponentials, total, out=out)
         return peak, total
 
-    def layer_norm_backward(self, grad, weight, normalized, rstd, n_axes):
+    def layer_norm_backward(self, grad, weight, normalized, rstd, n_axes) -> tuple[Any, Any, Any]:
         """For the input: three launches, g = grad · weight never made; for weight and bias,
         one launch each, kept as they are where already in the normalized shape (a reshaped
         view is no array of its own, and a `.grad` would copy it: `Backend.owns`)."""
@@ -188,40 +189,40 @@ class FusedKernels(ArrayKernels):
                 _shaped(self._column_product_sum(grad_rows, normalized_rows), shape),
                 _shaped(grad_rows.sum(axis=0), shape))
 
-    def dropout_keep(self, shape, dtype, p):
+    def dropout_keep(self, shape, dtype, p) -> Any:
         """From uniform draws compared and scaled in one launch."""
         uniform = self.generator.uniform(shape, self.xp.float32)
         return self._dropout_keep(uniform, 1 - p, dtype.type(1 / (1 - p) if p < 1 else 0))
 
-    def dropout(self, x, p):
+    def dropout(self, x, p) -> tuple[Any, Any]:
         """One launch besides the draws, which are kept (not the multiplier): backward
         applies them again in one launch."""
         draws = (self.generator.uniform(x.shape, self.xp.float32), 1 - p,
                  x.dtype.type(1 / (1 - p) if p < 1 else 0))
         return self._dropout(x, *draws), draws
 
-    def dropout_again(self, grad, draws):
+    def dropout_again(self, grad, draws) -> Any:
         return self._dropout(grad, *draws)
 
-    def kept(self, draws):
+    def kept(self, draws) -> Any:
         return self._dropout_keep(*draws)
 
-    def relu_backward(self, grad, x):
+    def relu_backward(self, grad, x) -> Any:
         return self._relu_backward(grad, x)
 
-    def clip_scale(self, norm, max_norm, dtype):
+    def clip_scale(self, norm, max_norm, dtype) -> Any:
         return self._clip_scale(norm, dtype.type(max_norm))
 
-    def moving_average(self, average, value, weight):
+    def moving_average(self, average, value, weight) -> None:
         self._moving_average(average, value, weight)
 
-    def softmax_backward(self, weights, grad_weights, keep, scale):
+    def softmax_backward(self, weights, grad_weights, keep, scale) -> Any:
         """Two launches, the dropout and the scale inside them."""
         keep = 1 if keep is None else keep
         row_sum = self._triple_product_sum(grad_weights, keep, weights)[..., None]
         return self._softmax_backward(weights, grad_weights, keep, row_sum, scale)
 
-    def attention_weights(self, scores, mask, scale):
+    def attention_weights(self, scores, mask, scale) -> Any:
         """softmax(scores · scale, masked) along the last axis, `mask` True where excluded
         (None: nothing is): four launches, the scaling and the mask inside them."""
         mask = False if mask is None else mask

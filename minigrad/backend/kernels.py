@@ -34,7 +34,7 @@ class ArrayKernels:
 
     # ----- softmax ------------------------------------------------------------------------
 
-    def softmax(self, x, axis=-1, mask=None):
+    def softmax(self, x, axis=-1, mask=None) -> Any:
         """Softmax along `axis`; masked entries (True) get 0 (a NaN input stays NaN, masked or
         not), and a row with nothing left (all masked, or all -inf) is all zeros, not NaN."""
         xp = self.xp
@@ -51,13 +51,13 @@ class ArrayKernels:
             self.run_blockwise([(self.softmax_rows_into, arrays)])
         return out
 
-    def softmax_rows_into(self, x, out, ceiling=None):
+    def softmax_rows_into(self, x, out, ceiling=None) -> tuple[Any, Any]:
         """out = softmax(x) along the last axis, x first capped by `ceiling` (-inf at masked
         entries); returns the shift and the sum of exponentials (softmax = exp(x - peak) /
         total), each (..., 1)."""
         return _softmax_into(self.xp, -1, x, out, ceiling)
 
-    def log_softmax(self, x, axis=-1):
+    def log_softmax(self, x, axis=-1) -> Any:
         """log softmax along `axis`: a row of -inf stays -inf rather than becoming NaN."""
         xp = self.xp
         peak = _finite_or_zero(xp, x.max(axis=axis, keepdims=True))
@@ -66,20 +66,20 @@ class ArrayKernels:
         shifted -= xp.log(total)
         return shifted
 
-    def softmax_statistics(self, rows, probabilities, log_normalizer, row_mean=None):
+    def softmax_statistics(self, rows, probabilities, log_normalizer, row_mean=None) -> None:
         """For logits rows (N, C): their softmax into `probabilities` (N, C), log Σ exp into
         `log_normalizer` (N, 1) and, when given, their means into `row_mean` (N, 1)."""
         arrays = (rows, probabilities, log_normalizer) + (() if row_mean is None else (row_mean,))
         self.run_blockwise([(partial(_softmax_statistics, self.xp, self.softmax_rows_into),
                              arrays)])
 
-    def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing):
+    def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing) -> Any:
         """Label-smoothed cross-entropy per row from log Σ exp, the target's logit and the
         row's mean logit: (1 - ε) · -log p(target) - ε · mean(log p)."""
         return (1 - smoothing) * (log_normalizer - picked) \
             - smoothing * (row_mean - log_normalizer)
 
-    def softmax_backward(self, weights, grad_weights, keep, scale):
+    def softmax_backward(self, weights, grad_weights, keep, scale) -> Any:
         """The gradient of the scores (..., Lq, Lk), times `scale`, whose softmax is `weights`,
         from the gradient of the weights as used: after the dropout `keep` (None: none)."""
         if keep is not None:
@@ -88,7 +88,7 @@ class ArrayKernels:
                                                                             keepdims=True))
         return grad_scores * scale
 
-    def attention_weights(self, scores, mask, scale):
+    def attention_weights(self, scores, mask, scale) -> Any:
         """softmax(scores · scale, masked) along the last axis, `mask` True where excluded
         (None: nothing is); `scores` is overwritten."""
         scores *= scale
@@ -96,7 +96,7 @@ class ArrayKernels:
 
     # ----- layer_norm -----------------------------------------------------------------------
 
-    def layer_norm(self, rows, eps):
+    def layer_norm(self, rows, eps) -> tuple[Any, Any]:
         """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): two-pass variance,
         eps inside the square root."""
         xp = self.xp
@@ -105,7 +105,7 @@ class ArrayKernels:
         centered *= rstd
         return centered, rstd
 
-    def affine(self, normalized, weight, bias):
+    def affine(self, normalized, weight, bias) -> Any:
         """normalized · weight + bias, either of them None (left out); mixed dtypes promote as
         NumPy does, never cast down."""
         if weight is None and bias is None:
@@ -118,7 +118,7 @@ class ArrayKernels:
                 out = out + bias
         return out
 
-    def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows):
+    def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows) -> Any:
         """rstd · (g - mean(g) - normalized · mean(g · normalized)) along rows (R, N), from
         g = grad · weight, the normalized rows and 1/std (R, 1)."""
         xp = self.xp
@@ -128,7 +128,7 @@ class ArrayKernels:
         out *= rstd_rows
         return out
 
-    def layer_norm_backward(self, grad, weight, normalized, rstd, n_axes):
+    def layer_norm_backward(self, grad, weight, normalized, rstd, n_axes) -> tuple[Any, Any, Any]:
         """LayerNorm's gradients, not recorded: for its input (grad's shape), and for weight
         and bias (the normalized shape). `weight` None: the layer has none. `rstd` has size 1
         on the last `n_axes` axes."""
@@ -143,7 +143,7 @@ class ArrayKernels:
 
     # ----- dropout, relu ------------------------------------------------------------------
 
-    def dropout_keep(self, shape, dtype, p):
+    def dropout_keep(self, shape, dtype, p) -> Any:
         """Inverted dropout's multiplier from the device's generator: 0 where an element is
         dropped (probability p), 1 / (1 - p) where it is kept."""
         scale = dtype.type(1 / (1 - p) if p < 1 else 0)
@@ -154,27 +154,27 @@ class ArrayKernels:
         keep = self.dropout_keep(x.shape, x.dtype, p)
         return x * keep, keep
 
-    def dropout_again(self, grad, draws):
+    def dropout_again(self, grad, draws) -> Any:
         """`grad` through the same dropout as the forward that gave `draws`."""
         return grad * draws
 
-    def kept(self, draws):
+    def kept(self, draws) -> Any:
         """The multiplier (0 or 1 / (1 - p)) of the forward that gave `draws`."""
         return draws
 
-    def relu(self, x):
+    def relu(self, x) -> Any:
         return self.xp.maximum(x, x.dtype.type(0))
 
-    def relu_backward(self, grad, x):
+    def relu_backward(self, grad, x) -> Any:
         return grad * (x > 0)  # float × bool stays float
 
     # ----- optimizers ---------------------------------------------------------------------
 
-    def clip_scale(self, norm, max_norm, dtype):
+    def clip_scale(self, norm, max_norm, dtype) -> Any:
         """min(max_norm / (norm + 1e-6), 1) in `dtype`: what clipping multiplies by."""
         return self.xp.minimum(max_norm / (norm + 1e-6), 1).astype(dtype)
 
-    def moving_average(self, average, value, weight):
+    def moving_average(self, average, value, weight) -> None:
         """average += (value - average) · weight, in place."""
         step = value - average
         step *= weight
@@ -184,7 +184,7 @@ class ArrayKernels:
 class CpuKernels(ArrayKernels):
     """ArrayKernels on NumPy, with what is faster on a CPU."""
 
-    def relu(self, x):  # against a row of zeros: NumPy's SIMD loop, faster than a scalar 0
+    def relu(self, x) -> Any:  # against a row of zeros: NumPy's SIMD loop, not a scalar's
         return self.xp.maximum(x, self.xp.zeros(x.shape[-1:], x.dtype))
 
 
