@@ -100,7 +100,9 @@ if part smoke; then
 fi
 
 if part tests; then
-    options=(-q -m gpu -p no:cacheprovider -n "$WORKERS" --timeout 120)
+    # --dist load: the suite's addopts keep a file in one worker; here the tests of one file
+    # (the generated op checks) are shared out over every worker
+    options=(-q -m gpu -p no:cacheprovider -n "$WORKERS" --dist load --timeout 120)
     if [ -n "$TESTS" ]; then
         echo "== tests: $TESTS (at most 140s)"
         # shellcheck disable=SC2086  # TESTS is a selection of several words
