@@ -27,7 +27,7 @@ settings.register_profile("gpu", derandomize=True, max_examples=3, deadline=None
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
-MAIN_JOB_MODULE = "tests/test_main_job.py"  # minutes of training, run once for the module
+MAIN_JOB_MODULE = "tests/test_main_job_run.py"  # minutes of training, run once for the module
 
 
 def pytest_collection_modifyitems(config, items):

@@ -18,6 +18,7 @@ import shlex
 import subprocess
 import sys
 import tokenize
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -261,6 +262,13 @@ def test_the_tests_folder_is_described_as_it_is():
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     for folder in re.findall(r"`tests/(\w+)/`", text):
         assert (ROOT / "tests" / folder).is_dir(), folder
+
+
+def test_every_test_module_has_a_name_of_its_own():
+    """The test folders are no packages: pytest imports each module by its file name, and a
+    second module of the same name fails the whole run's collection."""
+    names = Counter(path.name for path in (ROOT / "tests").rglob("test_*.py"))
+    assert {name: count for name, count in names.items() if count > 1} == {}
 
 
 # ----- no benchmark figures in code --------------------------------------------------------------
