@@ -30,6 +30,7 @@ Adding a backend is one file implementing these and one line in `get_backend`.
 """
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ _fused = os.environ.get("MINIGRAD_FUSED") == "1"  # the CUDA backend's fused ker
 _seed = None  # the last manual_seed, given to backends created after it
 
 
-def normalize_device(device):
+def normalize_device(device) -> str:
     """'cpu' -> 'cpu'; 'cuda' -> 'cuda:0'; 'cuda:N' -> 'cuda:N'; anything else is a DeviceError."""
     if device is None:
         return default_device()
@@ -56,7 +57,7 @@ def normalize_device(device):
     raise DeviceError(f"unknown device {device!r}: use 'cpu', 'cuda' or 'cuda:N'")
 
 
-def get_backend(device=None):
+def get_backend(device=None) -> Any:
     """The backend object for a device string (created on first use; CuPy imported only then),
     its device made current: what follows is work on it."""
     device = normalize_device(device)
@@ -79,7 +80,7 @@ def get_backend(device=None):
     return backend
 
 
-def seed_all(seed):
+def seed_all(seed) -> None:
     """Seed the random generator of every backend, now and created later."""
     global _seed
     _seed = seed
@@ -87,12 +88,12 @@ def seed_all(seed):
         backend.generator.seed(seed)  # a CUDA generator starts its stream on its own GPU
 
 
-def loaded_backends():
+def loaded_backends() -> dict[str, Any]:
     """The backends created so far (the random state covers each of them)."""
     return dict(_backends)
 
 
-def default_device():
+def default_device() -> str:
     """The device new tensors go to: `set_default_device`, else $MINIGRAD_DEVICE, else 'cpu'."""
     if _default_device is not None:
         return _default_device
@@ -100,7 +101,7 @@ def default_device():
     return normalize_device(env) if env else "cpu"
 
 
-def set_default_device(device):
+def set_default_device(device) -> None:
     """Send every new tensor (and module) to `device` unless told otherwise."""
     global _default_device
     _default_device = None if device is None else normalize_device(device)
@@ -108,7 +109,7 @@ def set_default_device(device):
         get_backend(_default_device)  # fail now, not at the first tensor, if it is unavailable
 
 
-def use_fused_kernels(on=True):
+def use_fused_kernels(on: bool = True) -> None:
     """Whether 'cuda' runs the fused elementwise kernels (`backend/cupy_fused.py`, written with
     `cupy.fuse`) instead of chains of CuPy calls: fewer kernel launches. Off by default until
     they have run on a GPU; MINIGRAD_FUSED=1 turns them on from the start."""
@@ -119,7 +120,7 @@ def use_fused_kernels(on=True):
             backend.use_fused_kernels(_fused)
 
 
-def use_cupy(module):
+def use_cupy(module) -> None:
     """Use `module` as CuPy (None: import the real one); forgets the CUDA backends made."""
     from . import cupy_backend  # the module only: CuPy itself is imported at the first device
 
@@ -127,13 +128,13 @@ def use_cupy(module):
     forget_cuda_backends()
 
 
-def forget_cuda_backends():
+def forget_cuda_backends() -> None:
     """Drop the CUDA backends made so far (after switching to or from the CuPy stand-in)."""
     for device in [device for device in _backends if device != "cpu"]:
         del _backends[device]
 
 
-def backend_of_array(array):
+def backend_of_array(array) -> Any:
     """The backend that owns an array (NumPy arrays and scalars are 'cpu', a CuPy array its
     GPU's)."""
     if isinstance(array, (np.ndarray, np.generic)):

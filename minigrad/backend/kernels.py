@@ -188,7 +188,7 @@ class CpuKernels(ArrayKernels):
         return self.xp.maximum(x, self.xp.zeros(x.shape[-1:], x.dtype))
 
 
-def rows_of(array, n_axes=1):
+def rows_of(array, n_axes=1) -> Any:
     """An array (..., *C) as rows (N, prod(C)) over its last `n_axes` axes: a view when it is
     contiguous."""
     return array.reshape(math.prod(array.shape[:-n_axes]), math.prod(array.shape[-n_axes:]))

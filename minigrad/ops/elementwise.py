@@ -32,7 +32,7 @@ class Add(BinaryFunction):
     name = "add"
     forward = staticmethod(operator.add)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = self.inputs
         return (grad if a.requires_grad else None,
                 grad if b.requires_grad else None)
@@ -44,7 +44,7 @@ class Subtract(BinaryFunction):
     name = "subtract"
     forward = staticmethod(operator.sub)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = self.inputs
         return (grad if a.requires_grad else None,
                 -grad if b.requires_grad else None)
@@ -56,7 +56,7 @@ class Multiply(BinaryFunction):
     name = "multiply"
     forward = staticmethod(operator.mul)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = self.inputs
         return (grad * b if a.requires_grad else None,
                 grad * a if b.requires_grad else None)
@@ -68,7 +68,7 @@ class Divide(BinaryFunction):
     name = "divide"
     forward = staticmethod(operator.truediv)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = self.inputs
         grad_a = grad / b
         return (grad_a if a.requires_grad else None,
@@ -84,10 +84,10 @@ class Power(BinaryFunction):
     float_only = True
     needs_output = True
 
-    def forward(self, a, b):
+    def forward(self, a, b) -> Any:
         return a ** b
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = self.inputs
         grad_a = grad * b * a ** (b - 1) if a.requires_grad else None
         grad_b = grad * self.output() * a.log() if b.requires_grad else None
@@ -100,10 +100,10 @@ class _PairExtremum(BinaryFunction):
 
     a_wins: Callable[..., Any]  # the comparison of a with b that picks a
 
-    def forward(self, a, b):
+    def forward(self, a, b) -> Any:
         return getattr(self.xp, self.name)(a, b)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = (t.data for t in self.inputs)
         share_a = self.a_wins(a, b) + 0.5 * (a == b)
         share_a = self.constant(share_a.astype(grad.dtype, copy=False))
@@ -128,10 +128,10 @@ class Minimum(_PairExtremum):
 class Negative(Function):
     name = "negative"
 
-    def forward(self, x):
+    def forward(self, x) -> Any:
         return -x
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (-grad,)
 
 
@@ -141,10 +141,10 @@ class Exp(Function):
     float_only = True
     needs_output = True
 
-    def forward(self, x):
+    def forward(self, x) -> Any:
         return self.xp.exp(x)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad * self.output(),)
 
 
@@ -154,10 +154,10 @@ class Log(Function):
     name = "log"
     float_only = True
 
-    def forward(self, x):
+    def forward(self, x) -> Any:
         return self.xp.log(x)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad / self.inputs[0],)
 
 
@@ -168,10 +168,10 @@ class Sqrt(Function):
     float_only = True
     needs_output = True
 
-    def forward(self, x):
+    def forward(self, x) -> Any:
         return self.xp.sqrt(x)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad / (2 * self.output()),)
 
 
@@ -181,10 +181,10 @@ class Tanh(Function):
     float_only = True
     needs_output = True
 
-    def forward(self, x):
+    def forward(self, x) -> Any:
         return self.xp.tanh(x)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (TanhBackward.apply(grad, self.output()),)
 
 
@@ -197,10 +197,10 @@ class TanhBackward(BinaryFunction):
     name = "tanh_backward"
     float_only = True
 
-    def forward(self, grad, y):
+    def forward(self, grad, y) -> Any:
         return grad - grad * y * y  # = grad · (1 - y²); NumPy is slower with a Python 1
 
-    def backward(self, grad_of_grad):
+    def backward(self, grad_of_grad: Tensor) -> tuple[Tensor | None, ...]:
         grad, y = self.inputs
         return grad_of_grad * (1 - y * y), grad_of_grad * grad * y * -2
 
@@ -212,12 +212,12 @@ class Sigmoid(Function):
     float_only = True
     needs_output = True
 
-    def forward(self, x):
+    def forward(self, x) -> Any:
         # 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) for x < 0: neither overflows
         e = self.xp.exp(-self.xp.abs(x))
         return self.xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (SigmoidBackward.apply(grad, self.output()),)
 
 
@@ -229,11 +229,11 @@ class SigmoidBackward(BinaryFunction):
     name = "sigmoid_backward"
     float_only = True
 
-    def forward(self, grad, y):
+    def forward(self, grad, y) -> Any:
         grad_y = grad * y
         return grad_y - grad_y * y  # = grad · y(1 - y); NumPy is slower with a Python 1
 
-    def backward(self, grad_of_grad):
+    def backward(self, grad_of_grad: Tensor) -> tuple[Tensor | None, ...]:
         grad, y = self.inputs
         return grad_of_grad * y * (1 - y), grad_of_grad * grad * (1 - 2 * y)
 
@@ -243,10 +243,10 @@ class SigmoidBackward(BinaryFunction):
 class Relu(Function):
     name = "relu"
 
-    def forward(self, x):
+    def forward(self, x) -> Any:
         return self.backend.kernels.relu(x)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         if not is_grad_enabled():  # not recorded: on arrays
             return (self.constant(self.backend.kernels.relu_backward(grad.data,
                                                                      self.inputs[0].data)),)
@@ -257,10 +257,10 @@ class Relu(Function):
 class Abs(Function):
     name = "abs"
 
-    def forward(self, x):
+    def forward(self, x) -> Any:
         return self.xp.abs(x)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         x = self.inputs[0].data
         return (grad * self.constant(self.xp.sign(x)),)
 
@@ -270,7 +270,7 @@ _ERF_P = 0.3275911
 _ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 
-def erf_array(xp, x):
+def erf_array(xp, x) -> Any:
     """erf on an array by a rational approximation (NumPy has no erf)."""
     t = 1 / (1 + _ERF_P * xp.abs(x))
     poly = t * (_ERF_A[0] + t * (_ERF_A[1] + t * (_ERF_A[2] + t * (_ERF_A[3] + t * _ERF_A[4]))))
@@ -286,10 +286,10 @@ class Erf(Function):
     name = "erf"
     float_only = True
 
-    def forward(self, x):
+    def forward(self, x) -> Any:
         return erf_array(self.xp, x)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         x = self.inputs[0]
         return (grad * (2 / math.sqrt(math.pi)) * (-x * x).exp(),)
 
@@ -303,13 +303,13 @@ class Clip(Function):
 
     name = "clip"
 
-    def forward(self, x, min=None, max=None):
+    def forward(self, x, min=None, max=None) -> Any:
         self.low, self.high = min, max
         if min is None and max is None:  # NumPy before 2.1 and CuPy refuse clip(x, None, None)
             return x.copy()
         return self.xp.clip(x, min, max)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         x = self.inputs[0].data
         inside = self.xp.ones(x.shape, dtype=bool)
         if self.low is not None:
@@ -324,7 +324,7 @@ class Where(Function):
 
     name = "where"
 
-    def forward(self, a, b, condition=None):
+    def forward(self, a, b, condition=None) -> Any:
         self.condition = condition
         try:
             return self.xp.where(condition, a, b)
@@ -332,7 +332,7 @@ class Where(Function):
             broadcast_shape(self.name, condition.shape, a.shape, b.shape)
             raise
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = self.inputs
         take_a = self.constant(self.condition.astype(grad.dtype))
         return grad * take_a, grad * (1 - take_a)
@@ -344,7 +344,7 @@ class MaskedFill(Function):
     name = "masked_fill"
     creates_nonfinite = True
 
-    def forward(self, x, mask=None, value=0.0):
+    def forward(self, x, mask=None, value=0.0) -> Any:
         self.mask = mask
         try:
             out = self.xp.where(mask, self.xp.asarray(value, dtype=x.dtype), x)
@@ -357,7 +357,7 @@ class MaskedFill(Function):
                              "broadcast to the tensor's shape")
         return out
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         keep = self.constant((~self.mask).astype(grad.dtype))
         return (grad * keep,)
 
@@ -367,14 +367,14 @@ class AsType(Function):
 
     name = "astype"
 
-    def forward(self, x, dtype=None):
+    def forward(self, x, dtype=None) -> Any:
         return x.astype(dtype)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad.astype(self.inputs[0].dtype),)
 
 
-def mask_array(name, mask, like):
+def mask_array(name, mask, like) -> Any:
     """A boolean mask (Tensor or array) as an array on `like`'s device."""
     array = mask.data if isinstance(mask, Tensor) else like.backend.xp.asarray(mask)
     if array.dtype != np.bool_:

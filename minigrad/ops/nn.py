@@ -12,6 +12,7 @@ import numpy as np
 from ..autograd import Function, is_grad_enabled
 from ..backend.kernels import rows_of
 from ..errors import ShapeError
+from ..tensor import Tensor
 from .elementwise import erf_array
 from .indexing import IndexAdd
 from .references import (
@@ -29,19 +30,19 @@ class Softmax(Function):
     float_only = True
     needs_output = True
 
-    def forward(self, x, axis=-1, mask=None):
+    def forward(self, x, axis=-1, mask=None) -> Any:
         if mask is not None and xp_broadcast_shape(self.xp, x, mask) != x.shape:
             raise ShapeError(f"softmax: a mask of shape {mask.shape} does not broadcast to the "
                              f"input's shape {x.shape}")
         self.axis = axis
         return self.backend.kernels.softmax(x, axis, mask)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         y = self.output()
         return (y * (grad - (grad * y).sum(axis=self.axis, keepdims=True)),)
 
 
-def xp_broadcast_shape(xp, x, mask):
+def xp_broadcast_shape(xp, x, mask) -> tuple[int, ...] | None:
     try:
         return xp.broadcast_shapes(x.shape, mask.shape)
     except ValueError:
@@ -53,11 +54,11 @@ class LogSoftmax(Function):
     float_only = True
     needs_output = True
 
-    def forward(self, x, axis=-1):
+    def forward(self, x, axis=-1) -> Any:
         self.axis = axis
         return self.backend.kernels.log_softmax(x, axis)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         probabilities = self.output().exp()
         return (grad - probabilities * grad.sum(axis=self.axis, keepdims=True),)
 
@@ -70,7 +71,7 @@ class LayerNorm(Function):
     name = "layer_norm"
     float_only = True
 
-    def forward(self, x, *affine, n_axes=1, eps=1e-5, has_weight=True, has_bias=True):
+    def forward(self, x, *affine, n_axes=1, eps=1e-5, has_weight=True, has_bias=True) -> Any:
         self.axes = tuple(range(-n_axes, 0))
         self.eps, self.has_weight, self.has_bias = eps, has_weight, has_bias
         # (R, N) rows normalized, (R, 1) 1/std
@@ -80,7 +81,7 @@ class LayerNorm(Function):
         return self.backend.kernels.affine(self.normalized, affine[0] if has_weight else None,
                                            affine[-1] if has_bias else None)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         if not is_grad_enabled():  # not recorded: on arrays
             weight = self.inputs[1].data if self.has_weight else None
             grad_input, grad_weight, grad_bias = self.backend.kernels.layer_norm_backward(
@@ -118,12 +119,12 @@ class LayerNormInputGradient(Function):
     name = "layer_norm_input_gradient"
     float_only = True
 
-    def forward(self, g, normalized, rstd, n_axes=1):
+    def forward(self, g, normalized, rstd, n_axes=1) -> Any:
         self.axes = tuple(range(-n_axes, 0))
         return self.backend.kernels.layer_norm_input_gradient(
             rows_of(g, n_axes), rows_of(normalized, n_axes), rstd.reshape(-1, 1)).reshape(g.shape)
 
-    def backward(self, grad_of_grad):
+    def backward(self, grad_of_grad: Tensor) -> tuple[Tensor | None, ...]:
         """With u = grad_of_grad and P(g) = g - mean(g) - normalized · mean(g · normalized),
         the output is rstd · P(g), P is symmetric in g, so: for g, rstd · P(u) (this op
         again); for normalized, -rstd · (u · mean(g · normalized) + g · mean(u · normalized));
@@ -145,13 +146,13 @@ _GELU_TANH_SCALE = math.sqrt(2 / math.pi)  # the tanh approximation of GELU:
 _GELU_TANH_CUBIC = 0.044715  # x·Φ(x) ≈ 0.5·x·(1 + tanh(scale · (x + cubic · x³)))
 
 
-def gelu_tanh_argument(x):
+def gelu_tanh_argument(x: Any) -> Any:
     """scale · (x + cubic · x³), what the tanh approximation of GELU takes the tanh of: on
     arrays and Tensors alike."""
     return _GELU_TANH_SCALE * (x + _GELU_TANH_CUBIC * x ** 3)
 
 
-def gelu_reference(x, approximate="none"):
+def gelu_reference(x, approximate="none") -> np.ndarray:
     """GELU in NumPy (float64): the formula the op is checked against."""
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(gelu_tanh_argument(x)))
@@ -164,14 +165,14 @@ class Gelu(Function):
     name = "gelu"
     float_only = True
 
-    def forward(self, x, approximate="none"):
+    def forward(self, x, approximate="none") -> Any:
         self.approximate = approximate
         xp = self.xp
         if approximate == "tanh":
             return 0.5 * x * (1 + xp.tanh(gelu_tanh_argument(x)))
         return 0.5 * x * (1 + erf_array(xp, x * (1 / math.sqrt(2))))
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         x = self.inputs[0]
         if self.approximate == "tanh":
             t = gelu_tanh_argument(x).tanh()
@@ -190,11 +191,11 @@ class Dropout(Function):
     name = "dropout"
     float_only = True
 
-    def forward(self, x, p=0.5):
+    def forward(self, x, p=0.5) -> Any:
         out, self.draws = self.backend.kernels.dropout(x, p)
         return out
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         kernels = self.backend.kernels
         if not is_grad_enabled():  # not recorded: on arrays
             return (self.constant(kernels.dropout_again(grad.data, self.draws)),)
@@ -207,11 +208,11 @@ class Embedding(Function):
     name = "embedding"
     float_only = True
 
-    def forward(self, weight, ids=None, padding_idx=None):
+    def forward(self, weight, ids=None, padding_idx=None) -> Any:
         self.ids, self.padding_idx = ids, padding_idx
         return weight[ids]
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         if self.padding_idx is not None:
             keep = (self.ids != self.padding_idx)[..., None].astype(grad.dtype)
             grad = grad * self.constant(keep)
@@ -225,7 +226,7 @@ class Linear(Function):
     name = "linear"
     float_only = True
 
-    def forward(self, x, weight, *bias):
+    def forward(self, x, weight, *bias) -> Any:
         if x.shape[-1:] != weight.shape[1:]:
             raise ShapeError(
                 f"linear: an input of shape {x.shape} does not fit a weight of shape "
@@ -236,7 +237,7 @@ class Linear(Function):
             out += bias[0]
         return out.reshape(x.shape[:-1] + (weight.shape[0],))
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         x, weight = self.inputs[0], self.inputs[1]
         grad_rows = grad.reshape(-1, weight.shape[0])  # (tokens, out)
         grads = [(grad_rows @ weight).reshape(x.shape) if x.requires_grad else None,
@@ -254,7 +255,7 @@ class CrossEntropy(Function):
     float_only = True
 
     def forward(self, logits, target=None, ignore_index=None, label_smoothing=0.0,
-                reduction="mean"):
+                reduction="mean") -> Any:
         xp = self.xp
         self.reduction, self.smoothing = reduction, label_smoothing
         self.valid = None if ignore_index is None else target != ignore_index
@@ -287,7 +288,7 @@ class CrossEntropy(Function):
             total = total / self.count
         return xp.asarray(total, dtype=logits.dtype)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         xp, logits = self.xp, self.inputs[0]
         probabilities = self.saved(self.probabilities, lambda: Softmax.apply(logits, axis=-1))
         weight = xp.ones(logits.shape[:-1], dtype=logits.dtype) if self.valid is None \
@@ -310,7 +311,7 @@ class CrossEntropyBackward(Function):
     name = "cross_entropy_backward"
     float_only = True
 
-    def forward(self, probabilities, scale, target=None, smoothing=0.0):
+    def forward(self, probabilities, scale, target=None, smoothing=0.0) -> Any:
         self.target, self.smoothing = target[..., None], smoothing
         out = self.xp.empty_like(probabilities)
         rows = [rows_of(array)  # (N, C), (N, 1), (N, 1), (N, C)
@@ -318,7 +319,7 @@ class CrossEntropyBackward(Function):
         self.backend.run_blockwise([(partial(_smoothed_difference, self.xp, smoothing), rows)])
         return out
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         xp = self.xp
         probabilities, scale = self.inputs
         target_distribution = xp.full(probabilities.shape, self.smoothing / probabilities.shape[-1],
@@ -334,7 +335,7 @@ class CrossEntropyBackward(Function):
     namespace=None, internal=True,
     spec=InputSpec("cross_entropy_backward", options={"smoothing": (0.0, 0.1)}),
     summary="(probabilities - target distribution) · scale: cross_entropy's backward")
-def cross_entropy_backward(probabilities, scale, target, smoothing=0.0):
+def cross_entropy_backward(probabilities, scale, target, smoothing=0.0) -> Tensor:
     """The op on its own (the table's form: `target` a Tensor of ints)."""
     return CrossEntropyBackward.apply(probabilities, scale, target=target.data,
                                       smoothing=smoothing)
@@ -350,7 +351,7 @@ def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
     xp.put_along_axis(out, target, at_target, axis=-1)
 
 
-def attention_weights(backend, q, k, mask):
+def attention_weights(backend, q, k, mask) -> Any:
     """softmax(q kᵀ / sqrt(d_k)) on arrays: (..., Lq, d), (..., Lk, d) -> (..., Lq, Lk)."""
     scores = backend.matmul(q, backend.xp.swapaxes(k, -1, -2))
     return backend.kernels.attention_weights(scores, mask,
@@ -364,7 +365,7 @@ class ScaledDotProductAttention(Function):
     name = "scaled_dot_product_attention"
     float_only = True
 
-    def forward(self, q, k, v, mask=None, dropout_p=0.0):
+    def forward(self, q, k, v, mask=None, dropout_p=0.0) -> Any:
         # q, k, v are often strided views (heads split from (B, L, H, d)): copied once (on a
         # GPU) into the layouts in which every product of forward and backward takes them as
         # they are (`Backend.matmul`): q with its last two axes swapped (its products are
@@ -382,7 +383,7 @@ class ScaledDotProductAttention(Function):
             attended = attended * self.keep
         return self.backend.matmul(attended, v)
 
-    def backward(self, grad):
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         if not is_grad_enabled():  # not recorded: on arrays
             return self._backward_on_arrays(grad.data)
         q, k, v = self.saved(self.operands, lambda: tuple(self.inputs))

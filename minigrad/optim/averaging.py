@@ -28,8 +28,10 @@ the weight, added), so the averages are the CPU's bit for bit (checked on the Cu
 a GPU compiler may contract the fused kernel's multiply and add into one).
 """
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
+from typing import Any
 
 from ..errors import CheckpointError, ConfigError
 from ..tensor import as_array
@@ -49,11 +51,11 @@ class _FlatAverage:
             offset += param.size
         self.views = [averages[name] for name in names]
 
-    def holds(self, source, averages):
+    def holds(self, source, averages) -> bool:
         return source is self.source and all(
             averages[name] is view for name, view in zip(self.names, self.views))
 
-    def update(self, weight):
+    def update(self, weight) -> None:
         backend = self.params[0].backend
         weight = self.data.dtype.type(weight)
         backend.activate()
@@ -73,7 +75,7 @@ class ExponentialMovingAverage:
         self.updates = 0
         self._flat: list[_FlatAverage] = []  # of the optimizer's flat groups (on a GPU)
 
-    def current_decay(self):
+    def current_decay(self) -> float:
         """The decay of the next update."""
         t = self.updates + 1
         return min(self.decay, (1 + t) / (10 + t))
@@ -109,7 +111,7 @@ class ExponentialMovingAverage:
         return self._flat
 
     @contextmanager
-    def applied(self):
+    def applied(self) -> Iterator["ExponentialMovingAverage"]:
         """Inside the block the parameters hold the averages; their own values come back
         after it (also on an exception)."""
         kept = {name: param.data.copy() for name, param in self.parameters.items()}
@@ -121,12 +123,12 @@ class ExponentialMovingAverage:
             for name, param in self.parameters.items():
                 param.data[...] = kept[name]
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """{"decay", "updates", "averages": {name: array}}; the arrays are shared (save it
         right away)."""
         return {"decay": self.decay, "updates": self.updates, "averages": dict(self.averages)}
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         """Continue from `state_dict()` of an average of the same parameters: names and shapes
         are checked first (CheckpointError naming the differences; nothing changes then)."""
         if not isinstance(state, dict) or not {"decay", "updates", "averages"} <= state.keys() \
