@@ -2,16 +2,23 @@
 and the model's configuration. The run orchestration (`pipeline.py`), the study tools
 (`analysis/`, `illustrated/`), the benchmarks and the examples build them here, the same way."""
 
+from __future__ import annotations
+
 from collections import Counter
+from typing import TYPE_CHECKING, Any
 
 from minigrad.errors import ConfigError
 
 from .config import TransformerConfig
 from .data import WORDS, Vocab, load_task
+from .data.tokenizer import WordTokenizer
 from .main_job import MAIN_JOB
 
+if TYPE_CHECKING:
+    from .data.subword import SubwordTokenizer
 
-def build_tokenizer(splits, subword=None):
+
+def build_tokenizer(splits, subword=None) -> WordTokenizer | SubwordTokenizer:
     """The word-level tokenizer, or with `subword` (pieces per language) a SentencePiece
     model for each side trained on the train split."""
     if subword is None:
@@ -25,7 +32,7 @@ def build_tokenizer(splits, subword=None):
         raise ConfigError(f"--subword {subword}: {error}") from None
 
 
-def build_vocab(splits, tokenizer=WORDS):
+def build_vocab(splits, tokenizer=WORDS) -> Vocab:
     """The joint vocabulary of a task, from the source and target tokens of its train split
     (and, for subwords, every piece of both models); it knows which tokens it saw on the
     source side."""
@@ -41,13 +48,13 @@ def build_vocab(splits, tokenizer=WORDS):
     return Vocab.from_counts(counts, source_tokens=source)
 
 
-def unknown_rate(examples, vocab, tokenizer=WORDS):
+def unknown_rate(examples, vocab, tokenizer=WORDS) -> float:
     """The share of the tokens of `examples` (both sides) that `vocab` reads as <unk>."""
     tokens = [t for e in examples for t in tokenizer.source(e.src) + tokenizer.target(e.tgt)]
     return sum(t not in vocab for t in tokens) / max(len(tokens), 1)
 
 
-def build_model_config(vocab, splits, model_options=None, tokenizer=WORDS):
+def build_model_config(vocab, splits, model_options=None, tokenizer=WORDS) -> TransformerConfig:
     """The TransformerConfig of a run on `splits`: one joint vocabulary with shared embeddings,
     max_len fitting the longest pair, the main job's sizes (MAIN_JOB.model), then
     `model_options` (TransformerConfig fields) on top."""
@@ -58,7 +65,8 @@ def build_model_config(vocab, splits, model_options=None, tokenizer=WORDS):
         **(model_options or {})})
 
 
-def fresh_setup(task=MAIN_JOB.task, model_options=None, seed=0, data=None):
+def fresh_setup(task=MAIN_JOB.task, model_options=None, seed=0,
+                data=None) -> tuple[Vocab, TransformerConfig]:
     """(vocab, model config) of a new word-level run of `task`, as train_translation builds
     them (model options default to the main job's, MAIN_JOB.model); no model, no folder."""
     splits = load_splits(task, data, seed)
@@ -66,7 +74,7 @@ def fresh_setup(task=MAIN_JOB.task, model_options=None, seed=0, data=None):
     return vocab, build_model_config(vocab, splits, model_options)
 
 
-def load_splits(task, data=None, seed=0, skip_bad_lines=False):
+def load_splits(task, data=None, seed=0, skip_bad_lines=False) -> dict[str, Any]:
     """The splits of `task`, or ConfigError (one line, naming the data file) when its data
     cannot be read or is too small to train and validate on. What a corpus file's reader left
     out (bad lines with `skip_bad_lines`, duplicates) is printed."""

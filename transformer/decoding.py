@@ -33,7 +33,7 @@ class _Prefixes:
         self.tokens = mg.full((rows, 1), bos_id, dtype="int64", device=memory.device)  # (rows, t)
         self.cache = model.new_decoder_cache(memory) if use_cache else None
 
-    def next_logits(self):
+    def next_logits(self) -> mg.Tensor:
         """(rows, vocab): the logits of the next token after every prefix."""
         new = self.tokens if self.cache is None else self.tokens[:, -1:]
         hidden = self.model.decode(new, self.memory, self.src_mask, cache=self.cache)

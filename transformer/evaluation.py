@@ -2,6 +2,8 @@
 chrF (sacrebleu on the detokenised text against the examples' own target text), overall and
 per grammar phenomenon."""
 
+from __future__ import annotations
+
 import math
 from collections import defaultdict
 from typing import Any
@@ -14,7 +16,7 @@ from .data.tokenizer import WORDS
 from .decoding import beam_search, default_max_len, greedy_decode
 
 
-def corpus_scores(hypotheses, references):
+def corpus_scores(hypotheses, references) -> dict[str, float]:
     """{"bleu", "chrf"} (0-100) of plain-text translations against one reference each, by
     sacrebleu with its standard settings (BLEU's 13a tokenization), case-insensitive: the
     word-level vocabulary lower-cases, so that word-level and subword runs compare."""
@@ -28,12 +30,12 @@ def corpus_scores(hypotheses, references):
             for name, metric in metrics.items()}
 
 
-def same_text(hypothesis, reference):
+def same_text(hypothesis, reference) -> bool:
     """Exact match of two texts, case and spacing aside."""
     return hypothesis.lower().split() == reference.lower().split()
 
 
-def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None):
+def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None) -> list[list[int]]:
     """Decode a batch of source ids; returns one list of target ids per row (EOS removed)."""
     max_len = max_len or default_max_len(model, src.shape[1])
     if beam_size > 1:
@@ -50,7 +52,7 @@ def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None):
 
 
 def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
-             decode=True, tokenizer=WORDS, outputs=False):
+             decode=True, tokenizer=WORDS, outputs=False) -> dict[str, Any]:
     """Metrics of `model` on `examples` (split into tokens by `tokenizer`): loss,
     token_accuracy (teacher forced), and when `decode`: exact_match, bleu, chrf and phenomena
     {name: exact match} of the detokenised output against each example's target text,
@@ -60,7 +62,7 @@ def evaluate(model, examples, vocab, batch_size=256, beam_size=1, device=None,
     model.eval()
     pairs = encode_pairs(examples, vocab, tokenizer)
     total_loss, correct, tokens = 0.0, 0, 0
-    predictions = [None] * len(pairs)
+    predictions: list[list[int] | None] = [None] * len(pairs)
     with mg.no_grad():
         for batch in batches_in_order(pairs, vocab, batch_size, device):
             logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)

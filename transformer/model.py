@@ -30,11 +30,11 @@ class _Stack(nn.Module):
                 if hasattr(layer, sublayer):
                     getattr(layer, sublayer).sublayer.record_key = (stack, number, sublayer)
 
-    def embed(self, ids, offset=0):
+    def embed(self, ids, offset=0) -> Tensor:
         """(batch, len) ids -> (batch, len, d_model) vectors with their positions added."""
         return self.dropout(self.positional(self.embedding(ids) * self.scale, offset))
 
-    def finish(self, x):
+    def finish(self, x) -> Tensor:
         return self.final_norm(x) if self.final_norm is not None else x
 
 

@@ -3,10 +3,13 @@ folder) or a resumed one (`resume_run`: the run folder's own configuration and l
 the same training and final report, leaving a complete run folder. `train_translation` is
 either; the example scripts only parse flags and call it. The pieces come from `builders`."""
 
+from __future__ import annotations
+
 import base64
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import minigrad as mg
 from minigrad.distributed import SingleProcess
@@ -235,7 +238,8 @@ def _long_errors(examples, outputs) -> dict[str, int]:
             "long_repeated_clauses": sum(repeated_clause(*pair) for pair in pairs)}
 
 
-def resumed_configuration(folder, task, data, model_options, training_options, subword=None):
+def resumed_configuration(folder, task, data, model_options, training_options, subword=None,
+                          ) -> tuple[Any, Any, TransformerConfig, TrainingConfig]:
     """(task, data, model config, training config) of the run in `folder`, with the
     RESUMABLE_OPTIONS of `training_options`; ResumeConflict for any other option given with
     a value other than the run's."""
@@ -268,7 +272,7 @@ def resumed_configuration(folder, task, data, model_options, training_options, s
     return saved_task.get("name"), saved_task.get("data"), model_config, training_config
 
 
-def final_report(folder, splits, train_seconds, showcase=(), best_step=None):
+def final_report(folder, splits, train_seconds, showcase=(), best_step=None) -> dict[str, Any]:
     """Evaluate best.npz on the test, compositional, cross-construction (also per held-out
     feature pair) and long splits (also its agreement errors and repeated clauses); write and
     return metrics.json."""

@@ -9,19 +9,25 @@ killed between those two renames leaves the old run there, and the next use of t
 puts it back. Every file is written whole (a temporary file, then a rename).
 """
 
+from __future__ import annotations
+
 import json
 import os
 import secrets
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import minigrad as mg
 from minigrad.errors import CheckpointError, ConfigError
 
 from .config import TransformerConfig
-from .data.tokenizer import WORDS
+from .data.tokenizer import WORDS, WordTokenizer
 from .data.vocab import Vocab
 from .model import Transformer
+
+if TYPE_CHECKING:
+    from .data.subword import SubwordTokenizer
 
 # The files a run writes; a folder holding any other file is not replaced. A subword run also
 # has its two SentencePiece models, TOKENIZER_FILES.
@@ -40,20 +46,20 @@ class RunFolder:
     def __init__(self, path) -> None:
         self.path = Path(path)
 
-    def file(self, name):
+    def file(self, name) -> Path:
         return self.path / name
 
-    def checkpoint(self, which):
+    def checkpoint(self, which) -> Path:
         if which not in ("best", "last"):
             raise ValueError(f"which must be 'best' or 'last', got {which!r}")
         return self.file(f"{which}.npz")
 
     # ----- a new run, written whole -----------------------------------------------------------
-    def holds_run(self):
+    def holds_run(self) -> bool:
         self.recover()
         return self.path.is_dir() and any(self.file(name).exists() for name in RUN_FILES)
 
-    def check_new_run(self, overwrite=False):
+    def check_new_run(self, overwrite=False) -> None:
         """Raise ConfigError unless a new run may be written here: the folder is new or empty,
         or (with `overwrite`) holds a run and nothing else."""
         self.recover()
@@ -114,7 +120,7 @@ class RunFolder:
         temporary.write_text(json.dumps(value, indent=2) + "\n")
         os.replace(temporary, self.file(name))
 
-    def read_json(self, name):
+    def read_json(self, name) -> Any:
         path = self.file(name)
         if not path.exists():
             raise CheckpointError(f"{path} does not exist: is {self.path} a training run "
@@ -129,16 +135,16 @@ class RunFolder:
         """One whole line per record (a single write)."""
         self.append_record("metrics.jsonl", record)
 
-    def metrics_records(self):
+    def metrics_records(self) -> list[dict[str, Any]]:
         return self.records("metrics.jsonl")
 
-    def append_record(self, name, record):
+    def append_record(self, name, record) -> None:
         """Append `record` to the JSON Lines file `name` (one of RECORD_FILES) in one write."""
         self.path.mkdir(parents=True, exist_ok=True)
         with open(self.file(name), "a") as file:
             file.write(json.dumps(record) + "\n")
 
-    def records(self, name):
+    def records(self, name) -> list[dict[str, Any]]:
         """The records of the JSON Lines file `name` ([] when absent)."""
         path = self.file(name)
         if not path.exists():
@@ -163,10 +169,10 @@ class RunFolder:
             os.replace(temporary, self.file(name))
 
     # ----- what the run holds ------------------------------------------------------------------
-    def config(self):
+    def config(self) -> dict[str, Any]:
         return self.read_json("config.json")
 
-    def model_config(self):
+    def model_config(self) -> TransformerConfig:
         model = self.config().get("model")
         if not isinstance(model, dict):
             raise CheckpointError(f"{self.file('config.json')} has no 'model' section")
@@ -175,7 +181,7 @@ class RunFolder:
         except (ConfigError, TypeError) as error:
             raise CheckpointError(f"{self.file('config.json')}: {error}") from None
 
-    def vocab(self):
+    def vocab(self) -> Vocab:
         return Vocab.load(self.file("vocab.json"))
 
     def write_tokenizer(self, tokenizer) -> None:
@@ -185,7 +191,7 @@ class RunFolder:
             temporary.write_bytes(tokenizer.models[side])
             os.replace(temporary, self.file(name))
 
-    def tokenizer(self):
+    def tokenizer(self) -> WordTokenizer | SubwordTokenizer:
         """The run's tokenizer: as config.json's `tokenizer` says (word-level for runs from
         before subword vocabularies), its models checked against the digest recorded there."""
         described = self.config().get("tokenizer", {"kind": "word"})
@@ -214,7 +220,7 @@ class RunFolder:
                 f"{self.path} do not belong together")
         return tokenizer
 
-    def read_checkpoint(self, which, model_config, vocab, device=None):
+    def read_checkpoint(self, which, model_config, vocab, device=None) -> dict[str, Any]:
         """The state in `which`.npz, after checking that it was trained with `model_config`
         and `vocab` (checkpoints older than those records: checked by the weights' shapes)."""
         path = self.checkpoint(which)
@@ -239,7 +245,7 @@ class RunFolder:
                 f"the files of {self.path} do not belong together")
         return state
 
-    def load_model(self, which="best", device=None):
+    def load_model(self, which="best", device=None) -> Transformer:
         """The model of this run with the weights of `which` checkpoint, in eval mode: the
         moving average of the weights where the run keeps one (`TrainingConfig.ema_decay`),
         as validation used, else the weights trained."""
@@ -261,10 +267,11 @@ class RunFolder:
             model.load_state_dict(weights)
         except CheckpointError as error:
             raise CheckpointError(f"{path}: {error}") from None
-        return model.eval()
+        model.eval()
+        return model
 
 
-def config_differences(saved, current):
+def config_differences(saved, current) -> list[str]:
     """`key: saved -> current` for each key where two config dicts differ."""
     keys = sorted(set(saved) | set(current))
     missing = "(absent)"

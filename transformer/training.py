@@ -7,6 +7,8 @@ optimizer.step -> scheduler.step -> (the weights' moving average) -> log.
 The optimizer, the schedule and the loss are the Trainer's arguments; by default the paper's
 (§5.3-5.4): `paper_optimizer`, `paper_schedule`, `smoothed_cross_entropy`."""
 
+from __future__ import annotations
+
 import dataclasses
 import math
 import signal
@@ -14,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +84,7 @@ class TrainingConfig:
             raise ConfigError("TrainingConfig: " + "; ".join(problems))
 
     @classmethod
-    def from_dict(cls, values):
+    def from_dict(cls, values) -> TrainingConfig:
         known = {field.name for field in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -217,7 +219,7 @@ class Trainer:
         self._stopping: str | None = None
 
     # ----- one step ---------------------------------------------------------------------------
-    def train_step(self, batch, global_tokens=None):
+    def train_step(self, batch, global_tokens=None) -> dict[str, Any]:
         """One step, entirely on the model's device: nothing is read back (a GPU never
         waits). `batch` is a Batch (the loss is its mean), or a list of this rank's
         micro-batches of one global batch of `global_tokens` target tokens (each loss summed,
@@ -254,7 +256,7 @@ class Trainer:
         return {"loss": total, "lr": lr, "grad_norm": grad_norm}
 
     # ----- the read cadence: the one place where the host waits for the device -------------------
-    def reads_at(self, step):
+    def reads_at(self, step) -> bool:
         """Whether the host reads the device after `step`: every `sync_every` steps (the
         logging interval by default), and wherever the loop needs the values (a log line,
         validation, a checkpoint, the last step). The same on every rank."""
@@ -264,7 +266,7 @@ class Trainer:
                                                    config.checkpoint_every)) \
             or step >= config.steps
 
-    def read(self):
+    def read(self) -> dict[str, float]:
         """Read the losses and gradient norms of the steps since the last read, in one
         transfer; raise NonFiniteLossError for the first non-finite one (its update, and
         those of the steps after it that were not finite, were skipped on the device).
@@ -418,7 +420,7 @@ class Trainer:
         return Bar(total=self.config.steps, initial=self.step, desc="training", unit="step",
                    dynamic_ncols=True)
 
-    def validate(self):
+    def validate(self) -> dict[str, Any] | None:
         """Validation metrics on (the first `eval_examples` of) the valid split; keeps best.npz:
         the highest exact match, then BLEU, then the later step (not the lower loss, which
         goes up as the model grows surer of itself, long before new combinations stop
@@ -442,7 +444,7 @@ class Trainer:
             callback.on_validation(self, self.step, record)
         return record
 
-    def evaluated_weights(self):
+    def evaluated_weights(self) -> AbstractContextManager[object]:
         """A context in which the model holds the weights the run is judged by: the moving
         average if the run keeps one, else its own."""
         return nullcontext() if self.average is None else self.average.applied()
@@ -463,7 +465,7 @@ class Trainer:
             print(line, flush=True)
 
     # ----- checkpoints ------------------------------------------------------------------------
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
                 "optimizer_class": type(self.optimizer).__name__,
                 "scheduler": self.scheduler.state_dict(), "rng": self._rng_state(),
@@ -474,7 +476,7 @@ class Trainer:
                 "vocab_digest": self.vocab.digest(),
                 **({} if self.average is None else {"average": self.average.state_dict()})}
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state) -> None:
         """Continue from `state_dict()`; CheckpointError, with nothing changed, when it was
         trained with another optimizer class."""
         saved, own = state.get("optimizer_class"), type(self.optimizer).__name__
@@ -527,7 +529,7 @@ class Trainer:
         self.folder.path.mkdir(parents=True, exist_ok=True)
         mg.save(state, self.folder.checkpoint(which))
 
-    def resume(self, state=None):
+    def resume(self, state=None) -> int:
         """Continue from the run folder's `last.npz` (or from `state`, read from it): same
         weights, optimizer, schedule, data position and random state, so the run goes on
         exactly as if never stopped. Returns the step it continues from."""
@@ -537,13 +539,13 @@ class Trainer:
         return self.step
 
 
-def rank_seed(seed, rank, step):
+def rank_seed(seed, rank, step) -> int:
     """The seed of rank `rank`'s generator from step `step` on (ranks > 0 draw their own
     dropout masks)."""
     return (seed * 1_000_003 + rank * 7919 + step) % 2**32
 
 
-def describe(record):
+def describe(record) -> str:
     """One line for a metrics record: `step 500  valid  loss 1.234  exact match 0.9500 ...`."""
     parts = [f"step {record['step']:>5}", f"{record['split']:<5}", f"loss {record['loss']:.4f}"]
     if record["split"] == "train":

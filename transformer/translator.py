@@ -78,7 +78,7 @@ class Translator:
         folder = RunFolder(run_dir)
         return cls(folder.load_model(which, device), folder.vocab(), folder.tokenizer())
 
-    def problem(self, sentence):
+    def problem(self, sentence) -> str | None:
         """Why `sentence` cannot be translated (blank, or longer than the model reads), or
         None."""
         tokens = self.tokenizer.source(sentence)
@@ -103,7 +103,7 @@ class Translator:
                   "translations in training, never in a source sentence; the model has not "
                   "learnt to read them", file=sys.stderr)
 
-    def target_problem(self, translation):
+    def target_problem(self, translation) -> str | None:
         """Why `translation` cannot be scored (longer than the model writes), or None."""
         tokens = self.tokenizer.target(translation)
         if len(tokens) + 1 > self.model.config.max_len:  # and EOS

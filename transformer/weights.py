@@ -9,6 +9,8 @@ TransformerConfig as JSON). docs/conventions.md, "Weights for other tools", list
 Reading it parses a header and copies arrays; no code runs.
 """
 
+from __future__ import annotations
+
 import json
 import os
 from pathlib import Path
@@ -33,7 +35,7 @@ def _safetensors():
     return safetensors
 
 
-def export_weights(model, path, overwrite=False):
+def export_weights(model, path, overwrite=False) -> None:
     """Write `model`'s weights and config to `path` (a new file unless `overwrite`)."""
     safetensors = _safetensors()
     path = Path(path)
@@ -49,7 +51,7 @@ def export_weights(model, path, overwrite=False):
     os.replace(temporary, path)
 
 
-def read_weights(path):
+def read_weights(path) -> tuple[TransformerConfig, dict[str, np.ndarray]]:
     """(TransformerConfig, {name: array}) of a file written by `export_weights`;
     CheckpointError naming the file for anything else."""
     safetensors = _safetensors()
@@ -74,7 +76,7 @@ def read_weights(path):
     return config, arrays
 
 
-def import_weights(path, device=None):
+def import_weights(path, device=None) -> Transformer:
     """The Transformer stored in `path`, in eval mode."""
     config, arrays = read_weights(path)
     model = Transformer(config)
@@ -84,4 +86,5 @@ def import_weights(path, device=None):
         model.load_state_dict(arrays)
     except (ValueError, KeyError) as error:
         raise CheckpointError(f"{path}: {error}") from None
-    return model.eval()
+    model.eval()
+    return model

@@ -1,6 +1,7 @@
 """Batches for training and evaluation: length-bucketed, padded, with masks; seeded shuffling
 whose position is part of the checkpoint."""
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -44,7 +45,7 @@ def _pad(sequences, pad_id):
     return out
 
 
-def make_batch(pairs, rows, vocab, device=None, target_dropout=0.0, rng=None):
+def make_batch(pairs, rows, vocab, device=None, target_dropout=0.0, rng=None) -> Batch:
     """A padded Batch of the pairs at `rows` (target sides may be empty for decoding). With
     `target_dropout` p, each target token of the decoder's input (tgt_in, BOS aside) is
     replaced by `<unk>` with probability p (drawn from `rng`); tgt_out keeps every token."""
@@ -75,14 +76,14 @@ def _check_ids(src, tgt_in, tgt_out, vocab, rows):
                          f"{list(rows)[:5]}...; were the pairs encoded with this vocabulary?")
 
 
-def batches_in_order(pairs, vocab, batch_size, device=None):
+def batches_in_order(pairs, vocab, batch_size, device=None) -> Iterator[Batch]:
     """Every pair once, in length-sorted batches (evaluation); `rows` say where each came from."""
     order = sorted(range(len(pairs)), key=lambda r: (len(pairs[r][0]), r))
     for start in range(0, len(order), batch_size):
         yield make_batch(pairs, order[start:start + batch_size], vocab, device)
 
 
-def token_lengths(pairs, rows):
+def token_lengths(pairs, rows) -> tuple[np.ndarray, np.ndarray]:
     """(source lengths, target lengths) of the encoded pairs at `rows`."""
     return (np.array([len(pairs[r][0]) for r in rows], np.int64),
             np.array([len(pairs[r][1]) for r in rows], np.int64))
@@ -111,9 +112,9 @@ class BatchIterator:
         self.seed, self.device = seed, device
         self.target_dropout = target_dropout
         self.epoch, self.position = 0, 0
-        self._plan = None
+        self._plan: tuple[np.ndarray, np.ndarray] | None = None
 
-    def epoch_plan(self, epoch):
+    def epoch_plan(self, epoch) -> tuple[np.ndarray, np.ndarray]:
         """(rows, starts) of the global plan of `epoch`: batch i is rows[starts[i]:
         starts[i] + batch_size] (the last batch of a pool may be shorter)."""
         rng = np.random.default_rng([self.seed, epoch])
@@ -138,17 +139,17 @@ class BatchIterator:
             self._plan = self.epoch_plan(self.epoch)
         return self._plan
 
-    def batch_rows(self, rows, start):
+    def batch_rows(self, rows, start) -> list[int]:
         pool_end = (start // (self.batch_size * self.pool_batches) + 1) * \
             self.batch_size * self.pool_batches
         return rows[start:min(start + self.batch_size, pool_end)].tolist()
 
-    def next_batch(self):
+    def next_batch(self) -> Batch:
         """The next global batch, whole."""
         rows = self._next_rows()
         return make_batch(self.pairs, rows, self.vocab, self.device, *self._dropout())
 
-    def next_shards(self, parts, mine):
+    def next_shards(self, parts, mine) -> tuple[list[Batch], int]:
         """The next global batch cut into `parts` shards of consecutive rows, as
         (the Batches of the shards numbered `mine` (a range), the global batch's target token
         count). Every rank draws the same global batch and builds only its own shards."""
@@ -180,7 +181,7 @@ class BatchIterator:
         self.position += 1
         return batch
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, int]:
         return {"epoch": self.epoch, "position": self.position}
 
     def load_state_dict(self, state) -> None:

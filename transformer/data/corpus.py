@@ -15,6 +15,8 @@ the file's pages are not kept in the process's memory).
   MAX_HELD_OUT, at least one once there are three), train the rest.
 """
 
+from __future__ import annotations
+
 import hashlib
 import os
 from array import array
@@ -89,7 +91,7 @@ class PairsFile:
         more = self.n_bad - len(self.bad)
         return shown + (f" and {more} more" if more else "")
 
-    def notes(self):
+    def notes(self) -> list[str]:
         """What was left out, one line each (none when nothing was)."""
         notes = []
         if self.n_bad:
@@ -113,12 +115,12 @@ class PairsFile:
             os.close(fd)
         return (line[:tab].decode("utf-8").strip(), line[tab + 1:].decode("utf-8").strip())
 
-    def byte_lengths(self, rows):
+    def byte_lengths(self, rows) -> tuple[np.ndarray, np.ndarray]:
         """(source bytes, target bytes) of `rows`: the batcher's stand-in for their lengths."""
         tabs = self._tabs[rows].astype(np.int64)
         return tabs, self._ends[rows] - tabs - 1
 
-    def split(self, seed=0):
+    def split(self, seed=0) -> dict[str, Any]:
         """{"train": PairsSplit, "valid": [Example], "test": [Example]}, drawn from `seed`
         (see the module's docstring); exact duplicates are left out here. A file is split
         once (its hash keys are then freed): again only with the same seed."""
@@ -160,7 +162,7 @@ class PairsFile:
         valid_end = source_end(n_held)
         return order, valid_end, source_end(valid_end + n_held)
 
-    def example(self, row):
+    def example(self, row) -> Example:
         return Example(*self.pair(row), "pairs")
 
 
@@ -183,10 +185,10 @@ class PairsSplit:
         for row in self.rows:
             yield self.file.example(int(row))
 
-    def notes(self):
+    def notes(self) -> list[str]:
         return self.file.notes()
 
-    def encoded(self, vocab, tokenizer):
+    def encoded(self, vocab, tokenizer) -> EncodedPairs:
         return EncodedPairs(self, vocab, tokenizer)
 
 
@@ -204,7 +206,7 @@ class EncodedPairs:
         return (self.vocab.encode(self.tokenizer.source(example.src)),
                 self.vocab.encode(self.tokenizer.target(example.tgt)))
 
-    def lengths(self, rows):
+    def lengths(self, rows) -> tuple[np.ndarray, np.ndarray]:
         return self.split.file.byte_lengths(self.split.rows[rows])
 
 

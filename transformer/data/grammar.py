@@ -223,7 +223,7 @@ class _Misses:
     def __init__(self) -> None:
         self.in_a_row = 0
 
-    def count(self, added: bool):
+    def count(self, added: bool) -> None:
         self.in_a_row = 0 if added else self.in_a_row + 1
         if self.in_a_row == _MAX_MISSES:
             raise ValueError("the grammar ran out of distinct sentences; ask for fewer")

@@ -9,8 +9,11 @@ whitespace; SentencePiece's NFKC normalization leaves such text as it is). Case 
 A character never seen in training is one piece the vocabulary does not hold (<unk>).
 """
 
+from __future__ import annotations
+
 import hashlib
 import io
+from typing import Any
 
 MARK = "\u2581"  # SentencePiece's word-start mark
 SIDES = ("source", "target")
@@ -47,7 +50,7 @@ class SubwordTokenizer:
             self._processors[side] = processor
 
     @classmethod
-    def train(cls, sources, targets, pieces: int, threads: int = 1):
+    def train(cls, sources, targets, pieces: int, threads: int = 1) -> SubwordTokenizer:
         """Train a unigram model of at most `pieces` pieces on each side's sentences (the
         train split; iterables, read once). Fewer come out when the text does not hold that
         many. Of a larger corpus, a sample of TRAINING_SAMPLE sentences (always the same one
@@ -71,25 +74,25 @@ class SubwordTokenizer:
             models.append(model.getvalue())
         return cls(*models)
 
-    def pieces(self, side):
+    def pieces(self, side) -> list[str]:
         """Every piece of `side`'s model except its unknown and control symbols, in id
         order."""
         processor = self._processors[side]
         return [processor.id_to_piece(i) for i in range(processor.get_piece_size())
                 if not (processor.is_unknown(i) or processor.is_control(i))]
 
-    def source(self, text):
+    def source(self, text) -> list[str]:
         return self._processors["source"].encode(text, out_type=str)
 
-    def target(self, text):
+    def target(self, text) -> list[str]:
         return self._processors["target"].encode(text, out_type=str)
 
     @staticmethod
-    def detokenize(pieces):
+    def detokenize(pieces) -> str:
         return "".join(pieces).replace(MARK, " ").strip()
 
     @staticmethod
-    def word_index(pieces):
+    def word_index(pieces) -> list[int]:
         """The word each piece belongs to, counted from 0: a piece marked "▁" starts the next
         word, so word i is the i-th whitespace-separated word of `detokenize(pieces)`."""
         index, word = [], -1
@@ -98,12 +101,12 @@ class SubwordTokenizer:
             index.append(word)
         return index
 
-    def digest(self):
+    def digest(self) -> str:
         """A fingerprint of both models."""
         return hashlib.sha256(self.models["source"] + b"\0" + self.models["target"]
                               ).hexdigest()[:16]
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"kind": self.kind,
                 "pieces": {side: len(self.pieces(side)) for side in SIDES},
                 "digest": self.digest()}

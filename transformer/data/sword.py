@@ -48,7 +48,7 @@ class SwordModule:
                                     f"{', '.join(missing)}; install it with "
                                     f"`apt-get install {package}`")
 
-    def positions(self):
+    def positions(self) -> list[str]:
         """The raw OSIS text of every verse position, both testaments, in order ('' where
         the module has nothing)."""
         texts = []
@@ -75,14 +75,14 @@ class SwordModule:
             yield unpacked[block][offset:offset + size].decode("utf-8", errors="replace")
 
 
-def verse_text(osis):
+def verse_text(osis) -> str:
     """The words of one verse position's OSIS text, on one line with single spaces."""
     text = _LEFT_OUT.sub(" ", osis)
     text = _TAG.sub(" ", _INLINE_TAG.sub("", text))
     return " ".join(_USFM_MARK.sub("", html.unescape(text)).split())
 
 
-def aligned_verses(source, target, root=SWORD_MODULES):
+def aligned_verses(source, target, root=SWORD_MODULES) -> list[tuple[str, str]]:
     """(source text, target text) of every verse position where both modules have words;
     the two must share a versification scheme (they must have as many positions)."""
     sources, targets = SwordModule(source, root).positions(), SwordModule(target, root).positions()

@@ -64,23 +64,23 @@ class WordTokenizer:
     kind = "word"
 
     @staticmethod
-    def source(text):
+    def source(text) -> list[str]:
         return tokenize(text)
 
     @staticmethod
-    def target(text):
+    def target(text) -> list[str]:
         return tokenize(text)
 
     @staticmethod
-    def detokenize(tokens):
+    def detokenize(tokens) -> str:
         return detokenize(tokens)
 
     @staticmethod
-    def word_index(tokens):
+    def word_index(tokens) -> list[int]:
         """The word each token belongs to, counted from 0: every token is a word."""
         return list(range(len(tokens)))
 
-    def describe(self):
+    def describe(self) -> dict[str, str]:
         return {"kind": self.kind}
 
 

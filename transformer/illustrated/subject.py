@@ -74,7 +74,8 @@ def load_subject(checkpoint=None, which="best", out="runs/illustrated", model_op
                   "the trained model.")
         command = "python examples/illustrated.py" + (f" --seed {seed}" if seed else "")
     command += f" --out {out}"
-    return Subject(model.eval(), vocab, origin, out, checkpoint is not None, dpi, command)
+    model.eval()
+    return Subject(model, vocab, origin, out, checkpoint is not None, dpi, command)
 
 
 def _run_origin(folder, checkpoint, which):

@@ -20,7 +20,7 @@ KINDS = {"encoder_attention": ("encoder", "self_attn"),
          "cross_attention": ("decoder", "cross_attn")}
 
 
-def attention_views(model, vocab, tokenizer, sentences):
+def attention_views(model, vocab, tokenizer, sentences) -> list[dict[str, Any]]:
     """Per sentence a dict: `sentence`, `translation`, `encoder_tokens` (the source tokens),
     `decoder_tokens` (the decoder's input: `<bos>` and the translation's tokens; row i of the
     decoder's attention is what it looked at while writing token i + 1, the last row
@@ -48,7 +48,7 @@ def attention_views(model, vocab, tokenizer, sentences):
     return views
 
 
-def write_attention_npz(view, path):
+def write_attention_npz(view, path) -> None:
     """One of `attention_views`' sentences as an .npz for bertviz: `encoder_attention`,
     `decoder_attention`, `cross_attention` each (layers, 1, heads, queries, keys) (so that
     `list(array)` is bertviz's per-layer list), `encoder_tokens`, `decoder_tokens`,

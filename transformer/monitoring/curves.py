@@ -7,7 +7,7 @@ from pathlib import Path
 CURVES_FILE = "curves.png"
 
 
-def series(records, split, key):
+def series(records, split, key) -> tuple[list[int], list[float]]:
     """(steps, values) of `key` in the records of `split` that hold it."""
     chosen = [r for r in records if r.get("split") == split and r.get(key) is not None]
     return [r["step"] for r in chosen], [float(r[key]) for r in chosen]
@@ -38,7 +38,7 @@ def run_panels(records):
     return panels
 
 
-def write_curves(folder, path=None):
+def write_curves(folder, path=None) -> Path | None:
     """Draw the run in RunFolder `folder` into `path` (default: its curves.png); returns the
     path, or None when metrics.jsonl holds no record yet."""
     from ..analysis.plots import plot_training_curves

@@ -3,6 +3,8 @@ rows (docs/conventions.md, "Gradient-flow records", update-to-weight ratios incl
 appended to the run folder's flow.jsonl as each sampled step ends, and the table of one
 quantity per residual block and step that flow.png and the report draw."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..analysis.recorder import STACKS, SUBLAYERS, GradientFlowRecorder
@@ -20,11 +22,11 @@ class FlowRecording(Callback):
     def __init__(self, model, every, label=""):
         self.recorder = GradientFlowRecorder(model, label, every=every)
 
-    def attach(self):
+    def attach(self) -> FlowRecording:
         self.recorder.attach()
         return self
 
-    def detach(self):
+    def detach(self) -> None:
         self.recorder.detach()
 
     def __enter__(self):
@@ -34,10 +36,10 @@ class FlowRecording(Callback):
         self.detach()
         return False
 
-    def on_backward_end(self, trainer, step, batch):
+    def on_backward_end(self, trainer, step, batch) -> None:
         self.recorder.on_backward_end(trainer, step, batch)
 
-    def on_step_end(self, trainer, step, record):
+    def on_step_end(self, trainer, step, record) -> None:
         self.recorder.on_step_end(trainer, step, record)
         if step % self.recorder.every == 0:
             rows = self.recorder.take_rows()

@@ -11,6 +11,7 @@ import html
 import json
 from pathlib import Path
 from string import Template
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ KIND_NAMES = {"cross_attention": "cross-attention (decoder -> source)",
               "decoder_attention": "decoder self-attention"}
 
 
-def plotly():
+def plotly() -> Any:
     """The plotly package; ImportError naming the extra without it."""
     try:
         import plotly
@@ -39,7 +40,7 @@ def plotly():
     return plotly
 
 
-def write_report(folder, views, path=None):
+def write_report(folder, views, path=None) -> Path:
     """Write the report page of RunFolder `folder` to `path` (default: its report.html), the
     attention view showing `views` (`attention.attention_views`); returns the path."""
     plotly_module = plotly()
@@ -55,7 +56,7 @@ def write_report(folder, views, path=None):
     return path
 
 
-def page_view(view):
+def page_view(view) -> dict[str, Any]:
     """A view as the page's script reads it: nested lists of the weights as float32 stores
     them (every digit kept, so the page shows the model's numbers)."""
     return {**{key: view[key] for key in ("sentence", "translation", "encoder_tokens",
@@ -63,7 +64,7 @@ def page_view(view):
             **{kind: [layer.astype(float).tolist() for layer in view[kind]] for kind in KINDS}}
 
 
-def summary_section(folder):
+def summary_section(folder) -> str:
     config = folder.config()
     model, training = config.get("model", {}), config.get("training", {})
     metrics = folder.read_json("metrics.json") if folder.file("metrics.json").exists() else {}
@@ -78,12 +79,12 @@ def summary_section(folder):
     return f"<p>{html.escape('; '.join(facts))}</p>"
 
 
-def figure_html(figure, div_id):
+def figure_html(figure, div_id) -> str:
     return figure.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
                           config={"displaylogo": False})
 
 
-def curves_section(folder, plotly_module):
+def curves_section(folder, plotly_module) -> str:
     panels = run_panels(folder.metrics_records())
     if not panels:
         return "<h2>Curves</h2><p class='missing'>metrics.jsonl holds no record yet.</p>"
@@ -102,7 +103,7 @@ def curves_section(folder, plotly_module):
     return "<h2>Curves</h2>" + figure_html(figure, "curves")
 
 
-def samples_section(folder):
+def samples_section(folder) -> str:
     samples = read_samples(folder)
     if not samples:
         return ("<h2>Sample translations</h2><p class='missing'>This run recorded no sample "
@@ -122,7 +123,7 @@ def samples_section(folder):
             f"</th>{head}</tr>{''.join(rows)}</table>")
 
 
-def flow_section(folder, plotly_module):
+def flow_section(folder, plotly_module) -> str:
     rows = folder.records(FLOW_FILE)
     if not rows:
         return ("<h2>Gradient flow</h2><p class='missing'>This run recorded no gradient flow: "
@@ -149,7 +150,7 @@ def flow_section(folder, plotly_module):
             + figure_html(figure, "flow"))
 
 
-def attention_section(views):
+def attention_section(views) -> str:
     if not views:
         return "<h2>Attention</h2><p class='missing'>No sentence was given.</p>"
     kinds = "".join(f"<option value='{kind}'>{name}</option>"

@@ -2,6 +2,8 @@
 sentences translated greedily (with the weights validation judges), shown above the progress
 bar and appended to the run folder's samples.jsonl."""
 
+from typing import Any
+
 import minigrad as mg
 
 from ..evaluation import translate_ids
@@ -20,7 +22,7 @@ class SampleTranslations(Callback):
         self.examples = list(examples)
         self.latest = []
 
-    def on_validation(self, trainer, step, record):
+    def on_validation(self, trainer, step, record) -> None:
         if not self.examples:
             return
         self.latest = self.translate(trainer, step)
@@ -30,7 +32,7 @@ class SampleTranslations(Callback):
             for sample in self.latest:
                 trainer.folder.append_record(SAMPLES_FILE, sample)
 
-    def translate(self, trainer, step):
+    def translate(self, trainer, step) -> list[dict[str, Any]]:
         """The records of `step`: each example's greedy translation by the trainer's model,
         with the weights the run is judged by (its moving average where it keeps one)."""
         vocab, tokenizer, model = trainer.vocab, trainer.tokenizer, trainer.model
@@ -51,7 +53,7 @@ class SampleTranslations(Callback):
                 for index, (example, output) in enumerate(zip(self.examples, outputs))]
 
 
-def sample_line(sample):
+def sample_line(sample) -> str:
     """One sample as printed: `    sample  SOURCE  =>  OUTPUT  (= reference)`, or with
     `(reference: REFERENCE)` where the output differs from it."""
     verdict = ("(= reference)" if sample["output"] == sample["reference"]
@@ -59,7 +61,7 @@ def sample_line(sample):
     return f"    sample  {sample['source']}  =>  {sample['output']}  {verdict}"
 
 
-def read_samples(folder):
+def read_samples(folder) -> dict[int, list[dict[str, Any]]]:
     """{step: [records of that validation, by index]} of a RunFolder's samples.jsonl ({} when
     the run recorded none)."""
     by_step: dict = {}

@@ -3,13 +3,15 @@ the sample translations as text and histograms of the weights and their gradient
 validation, written with tensorboardX (the `tensorboard` extra; `tensorboard --logdir DIR`
 shows them)."""
 
+from typing import Any
+
 from ..training import Callback
 
 TRAIN_SCALARS = ("loss", "lr", "grad_norm", "tokens_per_s")
 VALID_SCALARS = ("loss", "exact_match", "bleu", "token_accuracy")
 
 
-def summary_writer(logdir):
+def summary_writer(logdir) -> Any:
     """A tensorboardX SummaryWriter into `logdir`; ImportError naming the extra without it."""
     try:
         from tensorboardX import SummaryWriter
@@ -29,7 +31,7 @@ class TensorBoardLogger(Callback):
     def __init__(self, writer, samples=None):
         self.writer, self.samples = writer, samples
 
-    def on_step_end(self, trainer, step, record):
+    def on_step_end(self, trainer, step, record) -> None:
         if step % trainer.config.log_every:
             return  # the loss is read at logging steps anyway: no extra wait for a GPU
         for name in TRAIN_SCALARS:
@@ -38,7 +40,7 @@ class TensorBoardLogger(Callback):
                 self.writer.add_scalar(f"train/{name}", float(value.item() if hasattr(
                     value, "item") else value), step)
 
-    def on_validation(self, trainer, step, record):
+    def on_validation(self, trainer, step, record) -> None:
         for name in VALID_SCALARS:
             if record.get(name) is not None:
                 self.writer.add_scalar(f"valid/{name}", float(record[name]), step)
@@ -52,5 +54,5 @@ class TensorBoardLogger(Callback):
                 self.writer.add_histogram(f"gradients/{name}", param.grad.numpy(), step)
         self.writer.flush()
 
-    def close(self):
+    def close(self) -> None:
         self.writer.close()
