@@ -21,6 +21,7 @@ import re
 import sys
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 from minigrad.errors import ConfigError, MinigradError
 
@@ -39,7 +40,7 @@ class ArgumentParser(argparse.ArgumentParser):
         self.add_argument("--debug", action="store_true",
                           help="show the full traceback of an error (or MINIGRAD_DEBUG=1)")
 
-    def error(self, message):
+    def error(self, message) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
@@ -71,7 +72,7 @@ def _fail(error, status, argv):
     return status
 
 
-def one_line(error):
+def one_line(error) -> str:
     """The message of `error` on one line (a FileNotFoundError names its file)."""
     if isinstance(error, OSError) and error.filename is not None and error.strerror:
         text = f"{error.filename}: {error.strerror}"
@@ -92,28 +93,28 @@ def _number(kind, text, check, allowed):
     return value
 
 
-def positive_int(text):
+def positive_int(text) -> int:
     return _number(int, text, lambda v: v > 0, "a positive integer")
 
 
-def non_negative_int(text):
+def non_negative_int(text) -> int:
     return _number(int, text, lambda v: v >= 0, "an integer >= 0")
 
 
-def positive_float(text):
+def positive_float(text) -> float:
     return _number(float, text, lambda v: v > 0 and v != float("inf"), "a positive number")
 
 
-def non_negative_float(text):
+def non_negative_float(text) -> float:
     return _number(float, text, lambda v: 0 <= v < float("inf"), "a number >= 0")
 
 
-def probability(text):
+def probability(text) -> float:
     """A dropout rate: 0 <= p < 1."""
     return _number(float, text, lambda v: 0 <= v < 1, "a rate in [0, 1)")
 
 
-def output_folder(text):
+def output_folder(text) -> Path:
     """A folder to write results into: missing is fine (the tool makes it), a file is not."""
     path = Path(text)
     if path.exists() and not path.is_dir():
@@ -121,7 +122,7 @@ def output_folder(text):
     return path
 
 
-def device(text):
+def device(text) -> str:
     """A device name: cpu, cuda or cuda:N (whether that device is there is checked when it
     is first used)."""
     if not re.fullmatch(r"cpu|cuda(:\d+)?", text):

@@ -55,7 +55,7 @@ def check_align_layer(model, align_layer):
     return align_layer
 
 
-def hard_alignment(attention, source_words, target_words):
+def hard_alignment(attention, source_words, target_words) -> list[tuple[int, int]]:
     """One source word per target word, from one layer's cross-attention `(heads, t, s)` of
     one translation: the heads' average, summed over the source tokens of each source word,
     averaged over the target tokens of each target word, and its largest entry taken.
@@ -78,7 +78,7 @@ def _membership(words):
     return (words[:, None] == np.arange(words.max() + 1)[None, :]).astype(np.float64)
 
 
-def pharaoh(pairs):
+def pharaoh(pairs) -> str:
     """Alignment pairs in the Pharaoh form of fast_align and fairseq: "0-0 1-2 ...",
     source index first, from 0."""
     return " ".join(f"{source}-{target}" for source, target in pairs)

@@ -32,19 +32,19 @@ def parameter_place(name: str) -> tuple[str | None, int | None, str | None]:
     return parts[0], None, None
 
 
-def frobenius(tensor):
+def frobenius(tensor) -> float:
     """‖tensor‖ over all its elements, as a Python float."""
     return float(tensor.backend.xp.linalg.norm(tensor.data))
 
 
-def mean_square(tensor):
+def mean_square(tensor) -> float:
     """The mean of the squared elements: for a (batch, len, d_model) stream, the squared norm
     of each token's vector / d_model, averaged over the tokens."""
     xp = tensor.backend.xp
     return float(xp.mean(xp.square(tensor.data)))
 
 
-def select(rows, **fields):
+def select(rows, **fields) -> list[dict[str, Any]]:
     """The rows whose fields have the given values: select(rows, quantity="grad_in")."""
     return [row for row in rows if all(row.get(k) == v for k, v in fields.items())]
 

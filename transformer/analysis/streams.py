@@ -39,7 +39,7 @@ def layer_streams(model, batch):
     return streams
 
 
-def token_share(stream, lengths):
+def token_share(stream, lengths) -> float:
     """The mean over sequences of ‖X − 1·x̄ᵀ‖²_F / ‖X‖²_F, X the first `lengths[i]` tokens of
     sequence i of `stream` (batch × len × d_model); sequences of fewer than two tokens or of
     zero power are left out."""

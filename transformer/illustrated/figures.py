@@ -17,7 +17,7 @@ from ..analysis.plots import (
 from .markdown import word_labels
 
 
-def save(subject, figure, name):
+def save(subject, figure, name) -> str:
     """Save a figure as `out/name` at the subject's resolution, as a 256-colour PNG (a third
     of the size of a full-colour one, no visible change for these plots); returns the name."""
     path = subject.out / name
@@ -41,7 +41,7 @@ def outline_row(ax, row, columns, color="red") -> None:
 
 
 def matrices(subject, arrays, titles, name, suptitle, row_labels=None, col_labels=None,
-             highlight_row=None, columns=None):
+             highlight_row=None, columns=None) -> str:
     """Heat maps of several matrices (one panel each, numbers in the cells when small) on a
     signed colour scale centred on 0. Saves `name`; returns it."""
     count = len(arrays)
@@ -77,7 +77,7 @@ def matrices(subject, arrays, titles, name, suptitle, row_labels=None, col_label
     return save(subject, figure, name)
 
 
-def word_vectors(subject, tokens, scaled, positions, summed):
+def word_vectors(subject, tokens, scaled, positions, summed) -> str:
     """Section 2: the scaled embeddings, the position vectors and their sum, one row a word."""
     figure, axes = new_figure(3, 1, (7.0, 1.1 + 0.28 * len(tokens)))
     for ax, (matrix, title) in zip(axes[:, 0], (
@@ -93,7 +93,7 @@ def word_vectors(subject, tokens, scaled, positions, summed):
     return save(subject, figure, "s2_word_vectors.png")
 
 
-def attention_of_one_word(subject, maps, tokens, word, panel_titles):
+def attention_of_one_word(subject, maps, tokens, word, panel_titles) -> str:
     """Section 5: every encoder head's attention map (heads, len, len) over `tokens`, the row
     of word number `word` outlined."""
     labels = word_labels(tokens)
@@ -114,7 +114,7 @@ def positional_tables(subject, tables, rows, d_model):
     return names
 
 
-def position_dot_products(subject, offsets, dots):
+def position_dot_products(subject, offsets, dots) -> str:
     """Section 7: PE[pos]·PE[pos+k] against k, one curve per {pos: values}."""
     figure = plot_curves({f"pos = {s}": (offsets, v) for s, v in dots.items()},
                          "PE[pos]·PE[pos+k] depends on the offset k only", "offset k",
@@ -122,7 +122,7 @@ def position_dot_products(subject, offsets, dots):
     return save(subject, figure, "s7_position_dot_products.png")
 
 
-def residual_vectors(subject, vectors, names, word):
+def residual_vectors(subject, vectors, names, word) -> str:
     """Section 8: bar charts of the block's {key: vector} of `word`, titled by `names`."""
     figure, axes = new_figure(len(vectors), 1, (7.0, 1.3))
     limit = max(float(np.abs(v).max()) for v in vectors.values())
@@ -137,7 +137,7 @@ def residual_vectors(subject, vectors, names, word):
     return save(subject, figure, "s8_residual_vectors.png")
 
 
-def gradient_paths(subject, panels, layers):
+def gradient_paths(subject, panels, layers) -> str:
     """Section 8: the gradient norms through skip and branch, {stack: {line: (layers,
     norms)}}, per layer 1..`layers` (a log scale when every norm is positive)."""
     positive = all(v > 0 for lines in panels.values() for _, ys in lines.values() for v in ys)
@@ -149,7 +149,7 @@ def gradient_paths(subject, panels, layers):
     return save(subject, figure, "s8_gradient_paths.png")
 
 
-def cross_attention(subject, maps, produced, source, panel_titles):
+def cross_attention(subject, maps, produced, source, panel_titles) -> str:
     """Section 9: cross-attention (panels, steps, src_len) at each decoding step."""
     figure = plot_attention(maps, produced, source, "cross-attention at each decoding step",
                             panel_titles=panel_titles, xlabel="source word",

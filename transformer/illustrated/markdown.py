@@ -17,18 +17,18 @@ def vector(values, limit=SHOWN_DIMS, digits=3) -> str:
     return f"[{shown}{', …' if len(values) > limit else ''}]"
 
 
-def probability(value):
+def probability(value) -> str:
     """An attention weight or probability: 3 decimals, or 2 significant digits when tiny."""
     return f"{value:.3f}" if value >= 0.001 or value == 0 else f"{value:.1e}"
 
 
-def table(header, rows):
+def table(header, rows) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def code(token):
+def code(token) -> str:
     return "`" + token.replace("`", "'") + "`"
 
 
@@ -36,7 +36,7 @@ def image(name, alt) -> str:
     return f"![{alt}]({name})"
 
 
-def word_labels(tokens):
+def word_labels(tokens) -> list[str]:
     """Tokens as labels, a word that occurs more than once numbered by its position (the_1,
     the_5), so that tables and maps say which one is meant."""
     return [f"{t}_{i + 1}" if tokens.count(t) > 1 else t for i, t in enumerate(tokens)]

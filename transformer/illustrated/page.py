@@ -40,14 +40,14 @@ def write_walkthrough(subject, template=TEMPLATE):
     return path, sections
 
 
-def split_template(text):
+def split_template(text) -> tuple[str, list[str]]:
     """The text before the first section heading, and each section from its heading to the
     next."""
     starts = [match.start() for match in SECTION_HEADING.finditer(text)]
     return text[:starts[0]], [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
 
 
-def fill(part, fields, where):
+def fill(part, fields, where) -> str:
     """`part` with its `${name}` fields replaced by `fields`, surrounding blank lines removed;
     a field the code does not compute is an error naming it and those it does."""
     try:
@@ -57,6 +57,6 @@ def fill(part, fields, where):
                        f"does not compute; it computes {', '.join(sorted(fields))}") from None
 
 
-def anchor(heading):
+def anchor(heading) -> str:
     """GitHub's anchor of a heading."""
     return "".join(c for c in heading.lower() if c.isalnum() or c in " -_").replace(" ", "-")

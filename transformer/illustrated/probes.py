@@ -70,13 +70,13 @@ def greedy(subject, tokens, with_attention=False):
     return produced, logits.numpy()[0, :len(produced)], recorder.weights if recorder else None
 
 
-def translation(subject, tokens):
+def translation(subject, tokens) -> str:
     """The greedy translation of `tokens` as text."""
     produced, _, _ = greedy(subject, tokens)
     return " ".join(subject.vocab.decode(produced))
 
 
-def words(vocab, ids):
+def words(vocab, ids) -> list[str]:
     return [vocab.id_to_token(i) for i in ids]
 
 

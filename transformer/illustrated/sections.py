@@ -51,7 +51,7 @@ class Section:
 
 
 # ----- section 1 ----------------------------------------------------------------------------------
-def section_1_stacks(subject):
+def section_1_stacks(subject) -> Section:
     """The model as a black box (a sentence in, a sentence out), then its stacks layer by layer
     with parameter counts."""
     config, tokens = subject.model.config, subject.tokens(BALL)
@@ -113,7 +113,7 @@ def _stack_rows(module, stack, shared):
 
 
 # ----- section 2 ----------------------------------------------------------------------------------
-def section_2_embeddings(subject):
+def section_2_embeddings(subject) -> Section:
     """Token ids, embedding rows scaled by sqrt(d_model), positions added: the list of vectors
     that enters the first encoder layer (checked against the model's own `embed`)."""
     model = subject.model
@@ -144,7 +144,7 @@ def section_2_embeddings(subject):
 
 
 # ----- section 3: the six steps, and the check ----------------------------------------------------
-def two_word_input(vocab):
+def two_word_input(vocab) -> list[str]:
     """Section 3's input: the article's "thinking machines" if this vocabulary has both words,
     otherwise the first candidate pair it knows (or the first two words of its vocabulary)."""
     for candidate in TWO_WORD_CANDIDATES:
@@ -154,7 +154,7 @@ def two_word_input(vocab):
     return [t for t in vocab.tokens if not t.startswith("<")][:2]
 
 
-def section_3_six_steps(subject):
+def section_3_six_steps(subject) -> Section:
     """Self-attention of a two-word input in six steps for the first head, then checked
     (asserted) against the batched MultiHeadAttention for every head."""
     words = two_word_input(subject.vocab)
@@ -224,7 +224,7 @@ def _weighted_table(steps, words):
 
 
 # ----- section 4 ----------------------------------------------------------------------------------
-def section_4_matrices(subject):
+def section_4_matrices(subject) -> Section:
     """The six steps as matrix products, computed with minigrad ops, with their shapes."""
     words = two_word_input(subject.vocab)
     block, x, _ = probes.first_attention(subject, words)
@@ -263,7 +263,7 @@ def section_4_matrices(subject):
 
 
 # ----- section 5 ----------------------------------------------------------------------------------
-def section_5_heads(subject):
+def section_5_heads(subject) -> Section:
     """Z_0 … Z_{h-1}, concatenated, times W_O; then every encoder head's attention for the
     article's "it" sentence, the row of "it" outlined."""
     heads = subject.model.config.n_heads
@@ -301,7 +301,7 @@ def section_5_heads(subject):
 
 
 # ----- section 6 ----------------------------------------------------------------------------------
-def section_6_factor_matrix(subject):
+def section_6_factor_matrix(subject) -> Section:
     """QKᵀ before the softmax for "the black cat drank the milk", and whether "milk" attends
     drank > cat > black in each encoder layer and head."""
     heads, d_k = subject.model.config.n_heads, subject.model.config.d_head
@@ -434,7 +434,7 @@ def _held_mass(held):
 
 
 # ----- section 7 ----------------------------------------------------------------------------------
-def section_7_positions(subject):
+def section_7_positions(subject) -> Section:
     """Sinusoidal positions: heat maps of the first 20 positions in both layouts, and
     PE[pos]·PE[pos+k] as a function of k only."""
     config = subject.model.config
@@ -471,7 +471,7 @@ def section_7_positions(subject):
 
 
 # ----- section 8 ----------------------------------------------------------------------------------
-def section_8_residuals(subject):
+def section_8_residuals(subject) -> Section:
     """One sublayer's input, output, sum and normalized result; the gradient norms through the
     skip path and the branch of every block (GradientFlowRecorder)."""
     model, tokens = subject.model, subject.tokens(BALL)
@@ -554,7 +554,7 @@ def _gradient_flow(subject, tokens, target_ids):
 
 
 # ----- section 9 ----------------------------------------------------------------------------------
-def section_9_decoder(subject):
+def section_9_decoder(subject) -> Section:
     """Greedy decoding step by step: each step's input, its cross-attention over the source and
     the top-5 words of the final linear + softmax."""
     model, vocab = subject.model, subject.vocab
@@ -593,8 +593,8 @@ def _decoding_row(vocab, t, produced, logits, attended, source_labels):
     chosen, and the source word its cross-attention (`attended`, over the source) favours."""
     shifted = logits - logits.max()
     probabilities = np.exp(shifted) / np.exp(shifted).sum()
-    prefix = probes.words(vocab, [vocab.bos_id] + produced[:t])
-    prefix = " ".join(prefix if len(prefix) <= 6 else ["…"] + prefix[-5:])
+    prefix_words = probes.words(vocab, [vocab.bos_id] + produced[:t])
+    prefix = " ".join(prefix_words if len(prefix_words) <= 6 else ["…"] + prefix_words[-5:])
     top = np.argsort(probabilities)[::-1][:5]
     return (t + 1, md.code(prefix),
             ", ".join(f"{md.code(vocab.id_to_token(int(i)))} {md.probability(probabilities[i])}"

@@ -28,18 +28,18 @@ class Subject:
     dpi: int = 72
     command: str = ""
 
-    def tokens(self, sentence):
+    def tokens(self, sentence) -> list[str]:
         return tokenize(sentence)
 
-    def tensor(self, array):
+    def tensor(self, array) -> mg.Tensor:
         """A float32 tensor on the model's device."""
         return mg.tensor(np.asarray(array, dtype=np.float32), device=self.model.device)
 
-    def ids(self, tokens):
+    def ids(self, tokens) -> mg.Tensor:
         """(1, len) int64 ids of `tokens` (unknown words as <unk>)."""
         return mg.tensor([self.vocab.encode(tokens)], dtype="int64", device=self.model.device)
 
-    def unknown_words(self, tokens):
+    def unknown_words(self, tokens) -> str:
         """A Markdown note naming the words of `tokens` this vocabulary reads as <unk> ("" when
         it knows them all)."""
         unknown = self.vocab.unknown(tokens)
@@ -48,7 +48,7 @@ class Subject:
 
 
 def load_subject(checkpoint=None, which="best", out="runs/illustrated", model_options=None,
-                 seed=0, dpi=72, device=None):
+                 seed=0, dpi=72, device=None) -> Subject:
     """The model to illustrate: run folder `checkpoint`'s `which` checkpoint, or, without one,
     a model freshly initialized from `seed` on the toy-en-es vocabulary with the main job's
     configuration (`model_options` override its fields, e.g. a tiny model for tests)."""
