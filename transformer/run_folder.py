@@ -267,8 +267,7 @@ class RunFolder:
             model.load_state_dict(weights)
         except CheckpointError as error:
             raise CheckpointError(f"{path}: {error}") from None
-        model.eval()
-        return model
+        return model.eval()
 
 
 def config_differences(saved, current) -> list[str]:

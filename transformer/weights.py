@@ -86,5 +86,4 @@ def import_weights(path, device=None) -> Transformer:
         model.load_state_dict(arrays)
     except (ValueError, KeyError) as error:
         raise CheckpointError(f"{path}: {error}") from None
-    model.eval()
-    return model
+    return model.eval()

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..errors import CheckpointError
 from ..hooks import HookHandle
 from ..tensor import Tensor
+
+ModuleT = TypeVar("ModuleT", bound="Module")  # train() and eval() return the module's own class
 
 
 class Parameter(Tensor):
@@ -145,12 +147,12 @@ class Module:
         return sum(p.size for p in self.parameters())
 
     # ----- modes --------------------------------------------------------------------------------
-    def train(self, mode: bool = True) -> Module:
+    def train(self: ModuleT, mode: bool = True) -> ModuleT:
         for module in self.modules():
             object.__setattr__(module, "training", mode)
         return self
 
-    def eval(self) -> Module:
+    def eval(self: ModuleT) -> ModuleT:
         return self.train(False)
 
     def zero_grad(self) -> None:

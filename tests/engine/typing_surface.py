@@ -5,6 +5,7 @@ from typing_extensions import assert_type
 
 import minigrad as mg
 from minigrad import Tensor
+from minigrad.nn import Linear
 from minigrad.nn import functional as F
 
 x = mg.randn(2, 3)
@@ -21,3 +22,4 @@ assert_type(x.reshape(3, 2), Tensor)
 assert_type(mg.where(x > 0, x, 0.0), Tensor)
 assert_type(F.cross_entropy(x, mg.tensor([0, 1])), Tensor)
 assert_type(mg.topk(x, 2), tuple[Tensor, Tensor])
+assert_type(Linear(3, 2).eval(), Linear)  # a module's own class, for chaining

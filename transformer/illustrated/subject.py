@@ -74,8 +74,7 @@ def load_subject(checkpoint=None, which="best", out="runs/illustrated", model_op
                   "the trained model.")
         command = "python examples/illustrated.py" + (f" --seed {seed}" if seed else "")
     command += f" --out {out}"
-    model.eval()
-    return Subject(model, vocab, origin, out, checkpoint is not None, dpi, command)
+    return Subject(model.eval(), vocab, origin, out, checkpoint is not None, dpi, command)
 
 
 def _run_origin(folder, checkpoint, which):
