@@ -104,6 +104,9 @@ def parse_args(argv):
                         help="comma-separated experiment names, e.g. E1,E5 (default: E1-E9)")
     parser.add_argument("--task", choices=TASKS, default=None,
                         help="the task of the grid (default toy-en-es; copy adds exact match)")
+    parser.add_argument("--processes", type=cli.positive_int,
+                        help="training runs at once in E5, E6 and the grid, each in a process "
+                             "of its own (default: one per core)")
     grid = parser.add_argument_group("the grid runner (--grid)")
     grid.add_argument("--grid", choices=(*PRESETS, "custom"), default=None,
                       help="train a preset grid, or custom: the settings below")
@@ -135,7 +138,7 @@ def refuse_to_overwrite(out, names, overwrite):
 
 
 def main_experiments(args, out):
-    scale = QUICK if args.quick else DEFAULT
+    scale = dataclasses.replace(QUICK if args.quick else DEFAULT, processes=args.processes or 0)
     if args.seeds:
         scale = dataclasses.replace(scale, seeds=args.seeds)
     if scale.quick:
@@ -170,7 +173,7 @@ def main_grid(args, out):
         if args.seeds:
             grid = dataclasses.replace(grid, seeds=args.seeds)
     grid = dataclasses.replace(grid, decode=task == "copy")
-    data, scale = TaskData.load(task), DEFAULT
+    data, scale = TaskData.load(task), dataclasses.replace(DEFAULT, processes=args.processes or 0)
     forecast = estimate_seconds(grid, data, scale)
     print(f"grid {args.grid} on {task}: {len(grid.runs())} runs of {grid.steps} steps; about "
           f"{forecast / 60:.0f} min "

@@ -25,7 +25,8 @@ _PARALLEL_FROM = 1 << 18  # below this many elements in all, threads cost more t
 _RELEASE_BLAS_FROM = 1 << 21  # from this many, stopping BLAS's spinning threads pays
 
 
-def _core_count():
+def core_count() -> int:
+    """The cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -39,7 +40,7 @@ class BlockRunner:
     (started on first use) take blocks from one queue until it is empty."""
 
     def __init__(self, threads: int | None = None) -> None:
-        self.threads = threads or _core_count()
+        self.threads = threads or core_count()
         self._pool: ThreadPoolExecutor | None = None
         self._helper_ids: set[int] = set()  # thread idents of the pool's threads
         if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads

@@ -10,8 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minigrad.backend.blockwise import core_count
+
 from ..evaluation import evaluate
 from .plots import plot_grid
+from .processes import map_runs
 from .study import VALID_EXAMPLES, build_model, make_trainer, train, warmup_schedule
 
 GRID_FIELDS = ("task", "norm", "init", "depth", "lr", "warmup", "seed", "steps", "train_loss",
@@ -54,7 +57,8 @@ PRESETS = {
 
 def estimate_seconds(grid, data, scale, probe_steps=3):
     """Seconds the whole grid should take, from `probe_steps` timed steps at each depth
-    (after one untimed step) and one validation: a forecast on this machine as loaded now."""
+    (after one untimed step) and one validation, its runs shared by `scale.processes`
+    processes: a forecast on this machine as loaded now."""
     per_step, validation = {}, 0.0
     for depth in grid.depths:
         model = build_model(data, 0, depth, **scale.model_sizes)
@@ -66,30 +70,35 @@ def estimate_seconds(grid, data, scale, probe_steps=3):
         started = time.perf_counter()
         evaluate(model, data.valid[:VALID_EXAMPLES], data.vocab, decode=grid.decode)
         validation = max(validation, time.perf_counter() - started)
-    return sum(per_step[run[2]] * grid.steps + validation for run in grid.runs())
+    processes = min(scale.processes or core_count(), len(grid.runs()))
+    return sum(per_step[run[2]] * grid.steps + validation for run in grid.runs()) / processes
 
 
 def run_grid(grid, data, scale, task="toy-en-es", on_run=None):
-    """Train every run of `grid` on `data` (model sizes and batch size from `scale`); returns
-    one row per run (GRID_FIELDS): the mean training loss of the last 20 steps, the
-    teacher-forced validation loss after the last step and (with `decode`) the exact match;
-    a diverged run is marked, its losses NaN and ln(vocabulary size), its exact match 0.
-    `on_run(row)` is called after each run."""
-    rows = []
-    for norm, init, depth, lr, warmup, seed in grid.runs():
+    """Train every run of `grid` on `data` (model sizes and batch size from `scale`, the runs
+    spread over `scale.processes` processes); returns one row per run (GRID_FIELDS): the mean
+    training loss of the last 20 steps, the teacher-forced validation loss after the last step
+    and (with `decode`) the exact match; a diverged run is marked, its losses NaN and
+    ln(vocabulary size), its exact match 0. `on_run(row)` is called as each run's row comes, in
+    the grid's order."""
+    def run(settings):
+        norm, init, depth, lr, warmup, seed = settings
         model = build_model(data, seed, depth, **scale.model_sizes, scheme_name=norm, init=init)
         schedule = warmup_schedule(lr, warmup, grid.decay_from)
         losses = train(make_trainer(model, data, scale.batch_size, seed, schedule), grid.steps)
         diverged = math.isnan(losses[-1])
         found = {} if diverged else evaluate(model, data.valid[:VALID_EXAMPLES], data.vocab,
                                              decode=grid.decode)
-        row = {"task": task, "norm": norm, "init": init, "depth": depth, "lr": lr,
-               "warmup": warmup, "seed": seed, "steps": grid.steps,
-               "train_loss": float(np.mean(losses[-20:])),
-               "valid_loss": math.log(len(data.vocab)) if diverged else found["loss"],
-               "exact_match": (0.0 if diverged else found["exact_match"]) if grid.decode
-               else math.nan,
-               "diverged": diverged}
+        return {"task": task, "norm": norm, "init": init, "depth": depth, "lr": lr,
+                "warmup": warmup, "seed": seed, "steps": grid.steps,
+                "train_loss": float(np.mean(losses[-20:])),
+                "valid_loss": math.log(len(data.vocab)) if diverged else found["loss"],
+                "exact_match": (0.0 if diverged else found["exact_match"]) if grid.decode
+                else math.nan,
+                "diverged": diverged}
+
+    rows = []
+    for row in map_runs(run, grid.runs(), scale.processes):
         rows.append(row)
         if on_run is not None:
             on_run(row)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...evaluation import evaluate
 from ..plots import Series, plot_curves
+from ..processes import map_runs
 from ..study import (
     VALID_EXAMPLES,
     Check,
@@ -23,27 +24,32 @@ from ..study import (
 FRESH_SEEDS = (100, 101, 102)  # the test seeds; the peaks were chosen on seed 0
 
 
-def ladder(data, depth, sizes, peak, warmups, seeds, steps, batch_size, finish):
-    """Train post-LN at each warmup of `warmups` and pre-LN without, at `peak`; the rates after
-    the longest warmup coincide (every schedule decays from it). Returns rows, curves
+def ladder(data, depth, sizes, peak, warmups, seeds, steps, batch_size, finish, processes=0):
+    """Train post-LN at each warmup of `warmups` and pre-LN without, at `peak`, each seed a
+    run of its own, the runs spread over `processes` processes (processes.map_runs); the rates
+    after the longest warmup coincide (every schedule decays from it). Returns rows, curves
     {label: (steps, losses)} and {label: [finish(model, losses) per seed]}."""
     longest = max(warmups)
     configs = {f"post-LN, warmup {w}": ("post-LN", w) for w in warmups}
     configs["pre-LN, no warmup"] = ("pre-LN", 0)
-    rows: list[dict] = []
-    curves: dict[str, Series] = {}
-    results: dict[str, list] = {}  # {label: finish(model, losses) per seed}
-    for label, (variant, warmup) in configs.items():
-        losses, results[label] = [], []
-        for seed in seeds:
-            model = build_model(data, seed, depth, **sizes, scheme_name=variant)
-            schedule = warmup_schedule(peak, warmup, longest)
-            run = train(make_trainer(model, data, batch_size, seed, schedule), steps)
-            losses.append(run)
-            results[label].append(finish(model, run))
-            rows += [{"config": label, "seed": seed, "step": step, "quantity": "train_loss",
-                      "value": loss} for step, loss in enumerate(run, start=1)]
-        curves[label] = (list(range(1, steps + 1)), np.array(losses))
+
+    def run(label_and_seed):
+        variant, warmup = configs[label_and_seed[0]]
+        seed = label_and_seed[1]
+        model = build_model(data, seed, depth, **sizes, scheme_name=variant)
+        losses = train(make_trainer(model, data, batch_size, seed,
+                                    warmup_schedule(peak, warmup, longest)), steps)
+        return losses, finish(model, losses)
+
+    runs = [(label, seed) for label in configs for seed in seeds]
+    done = dict(zip(runs, map_runs(run, runs, processes), strict=True))
+    rows = [{"config": label, "seed": seed, "step": step, "quantity": "train_loss",
+             "value": loss} for (label, seed), (losses, _) in done.items()
+            for step, loss in enumerate(losses, start=1)]
+    curves: dict[str, Series] = {
+        label: (list(range(1, steps + 1)), np.array([done[label, seed][0] for seed in seeds]))
+        for label in configs}
+    results = {label: [done[label, seed][1] for seed in seeds] for label in configs}
     return rows, curves, results
 
 
@@ -68,7 +74,8 @@ def warmup_translation(study):
         return evaluate(model, data.valid[:VALID_EXAMPLES], data.vocab, decode=False)["loss"]
 
     rows, curves, final = ladder(data, depth, scale.model_sizes, peak, warmups,
-                                 seeds_of(scale), steps, scale.batch_size, final_loss)
+                                 seeds_of(scale), steps, scale.batch_size, final_loss,
+                                 scale.processes)
     final = {label: np.array(values) for label, values in final.items()}
     post = [final[f"post-LN, warmup {w}"] for w in warmups]
     worst_step = np.max([longer - shorter for shorter, longer in zip(post, post[1:])], axis=0)
@@ -106,7 +113,7 @@ def warmup_copy(study):
         return found["exact_match"], found.get("token_accuracy", math.nan)
 
     rows, curves, results = ladder(data, depth, sizes, peak, warmups, seeds_of(scale), steps,
-                                   scale.batch_size, finish)
+                                   scale.batch_size, finish, scale.processes)
     for label, values in results.items():
         metrics[label] = np.array([match for match, _ in values])
     longest = f"post-LN, warmup {warmups[-1]}"
