@@ -15,7 +15,7 @@ grid.csv and grid.png (diverged runs marked), and judges Xiong et al.'s two fact
 peak where the grid holds them (post-LN with and without warmup, pre-LN without), printing
 one line per check and writing verdicts.json. Results already in --out are kept unless
 --overwrite. A user's module (its experiments, residual schemes) is loaded with --load
-path/to/module.py before the other flags are checked.
+path/to/module.py before --only and --norms are checked.
 """
 
 import argparse
