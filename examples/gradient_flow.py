@@ -10,9 +10,12 @@ against an expectation fixed in transformer/analysis/expectations.py) and the gr
 
 Writes one plot (PNG) and one CSV per experiment, summary.png and verdicts.json (every check:
 held, NOT held, not testable at this scale, or reported) into --out, and prints one line per
-experiment. --grid trains the grid instead, printing its forecast duration first, and writes
-grid.csv and grid.png (diverged runs marked). Results already in --out are kept unless
---overwrite. A user's experiment module is loaded with --load path/to/module.py.
+experiment. --grid trains the grid instead, printing its forecast duration first, writes
+grid.csv and grid.png (diverged runs marked), and judges Xiong et al.'s two factors at each
+peak where the grid holds them (post-LN with and without warmup, pre-LN without), printing
+one line per check and writing verdicts.json. Results already in --out are kept unless
+--overwrite. A user's module (its experiments, residual schemes) is loaded with --load
+path/to/module.py before --only and --norms are checked.
 """
 
 import argparse
@@ -29,6 +32,7 @@ from transformer.analysis.grid import (
     Grid,
     estimate_seconds,
     grid_figure,
+    judge_grid,
     run_grid,
 )
 from transformer.analysis.recorder import write_csv
@@ -76,12 +80,6 @@ def list_of(item, allowed):
     return parse
 
 
-def norm_placement(text):
-    if text not in SCHEMES:
-        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(SCHEMES)}")
-    return text
-
-
 def load_module(path):
     """Import a user's module (its @experiment functions register themselves)."""
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)
@@ -92,6 +90,8 @@ def load_module(path):
 
 
 def parse_args(argv):
+    """The flags, with every --load module loaded before the residual schemes of --norms are
+    checked (a loaded module may register one)."""
     parser = cli.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: smaller models, one seed, fewer steps")
@@ -116,15 +116,22 @@ def parse_args(argv):
                       default=Grid.warmups, help="warmup steps, 0 for none (default 0,100)")
     grid.add_argument("--depths", type=list_of(cli.positive_int, "positive integers"),
                       default=Grid.depths, help="layers per stack (default 6)")
-    grid.add_argument("--norms", type=list_of(norm_placement, "residual schemes"),
+    grid.add_argument("--norms", type=list_of(str, "residual schemes"),
                       default=Grid.norms, help="residual schemes (default post-LN,pre-LN)")
     grid.add_argument("--steps", type=cli.positive_int, default=Grid.steps,
                       help="training steps per run (default 300)")
     parser.add_argument("--load", action="append", default=[],
-                        help="a Python file whose @experiment functions are registered first")
+                        help="a Python file loaded first: its @experiment functions and "
+                             "register_scheme calls register themselves")
     args = parser.parse_args(argv)
     if args.grid and (args.quick or args.only):
         parser.error("--grid runs the grid only: drop --quick and --only")
+    for path in args.load:
+        load_module(path)
+    unknown = [name for name in args.norms if name not in SCHEMES]
+    if unknown:
+        parser.error(f"argument --norms: {', '.join(map(repr, unknown))} is not one of "
+                     f"{', '.join(SCHEMES)} (a --load'ed module may register more)")
     return args
 
 
@@ -187,21 +194,26 @@ def main_grid(args, out):
     rows = run_grid(grid, data, scale, task, on_run=report)
     write_csv(rows, out / "grid.csv", GRID_FIELDS)
     grid_figure(rows).savefig(out / "grid.png", dpi=120)
-    print(f"({time.perf_counter() - started:.0f} s; grid.csv and grid.png in {out})")
+    outcomes = judge_grid(rows, grid)
+    for outcome in outcomes:
+        print(f"{outcome.id}: {outcome.headline} [{outcome.claim}] -> {outcome.verdict}")
+        for check in outcome.checks:
+            print(f"    {check}")
+    write_verdicts(outcomes, out / "verdicts.json", dataclasses.replace(scale, seeds=grid.seeds))
+    print(f"({time.perf_counter() - started:.0f} s; grid.csv, grid.png and verdicts.json in "
+          f"{out})")
 
 
 def main(argv=None):
     args = parse_args(argv)
-    for path in args.load:
-        load_module(path)
     if args.only is not None:
         try:
             args.only = experiment_ids(args.only)
         except argparse.ArgumentTypeError as error:
             raise cli.UsageError(f"--only: {error}") from None
     out = Path(args.out)
-    refuse_to_overwrite(out, ["grid.*"] if args.grid else ["E[0-9]_*", "summary.png",
-                                                           "verdicts.json"], args.overwrite)
+    written = ["grid.*"] if args.grid else ["E[0-9]_*", "summary.png"]
+    refuse_to_overwrite(out, written + ["verdicts.json"], args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     if args.grid:
         main_grid(args, out)

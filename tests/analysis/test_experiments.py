@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import minigrad as mg
 import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
 from transformer.analysis import GradientFlowRecorder
 from transformer.analysis.expectations import EXPECTATIONS, expectation
@@ -59,6 +60,24 @@ def test_each_rule_flips_on_crafted_data(key):
     if found.high is not None:
         assert Check(key, [found.high + abs(found.high) * 0.1 + 1e-9], expect=key).verdict == \
             "NOT held"
+
+
+def test_the_rezero_rules_against_pre_ln_and_for_the_deep_stack():
+    assert {"E8.faster", "E8.faster_than_pre_ln", "E8.deep_without_warmup"} <= set(EXPECTATIONS)
+    assert "choice" in expectation("E8.faster_than_pre_ln").threshold_from
+    assert "choice" in expectation("E8.deep_without_warmup").threshold_from
+    first, fell, stalled = 3.0, 1.5, 2.5  # a deep stack's first and final training losses
+    assert Check("deep", [fell - first], expect="E8.deep_without_warmup").verdict == "held"
+    assert Check("deep", [stalled - first], expect="E8.deep_without_warmup").verdict == \
+        "NOT held"
+    assert Check("deep", [fell - first, math.nan - first],
+                 expect="E8.deep_without_warmup").verdict == "NOT held"  # one seed diverged
+
+
+def test_a_missing_bound_is_one_error_naming_the_expectation():
+    assert expectation("E5.pre_ln_solves").bound("low") == expectation("E5.pre_ln_solves").low
+    with pytest.raises(ValueError, match="'E5.pre_ln_solves' has no high bound"):
+        expectation("E5.pre_ln_solves").bound("high")
 
 
 def test_verdicts_not_testable_and_reported():
@@ -199,6 +218,30 @@ def test_deepnorm_and_admin_scale_the_skip(data):
     admin = build_model(data, 0, 2, **SIZES, scheme_name="admin")
     scales = [b.skip_scale for b in stack_blocks(admin.encoder)]
     assert scales[0] == 1.0 and all(b > a for a, b in zip(scales, scales[1:]))
+
+
+def test_admin_omega_is_its_formula_over_the_profiled_branch_variances(data):
+    """ω_i² = 1 + Σ_{j<i} Var[F_j] per stack, Var[F_j] of each branch on the profiling batch
+    of the model with every ω = 1 (post-LN, the same seed's weights)."""
+    plain = build_model(data, 0, 3, **SIZES, scheme_name="post-LN")
+    admin = build_model(data, 0, 3, **SIZES, scheme_name="admin")
+    variances = {}
+
+    def observe(block, x, branch, s, out):
+        variances[id(block)] = float(np.var(branch.numpy()))
+
+    for stack in (plain.encoder, plain.decoder):
+        for block in stack_blocks(stack):
+            block.observer = observe
+    batch = data.batch()
+    with mg.no_grad():
+        plain(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
+    for stack in ("encoder", "decoder"):
+        var = [variances[id(b)] for b in stack_blocks(getattr(plain, stack))]
+        expected = np.sqrt(1.0 + np.concatenate([[0.0], np.cumsum(var)[:-1]]))
+        omegas = [b.skip_scale for b in stack_blocks(getattr(admin, stack))]
+        assert len(omegas) == (6 if stack == "encoder" else 9)
+        np.testing.assert_allclose(omegas, expected, rtol=1e-6)
 
 
 def test_the_scaled_embedding_init_gives_unit_power_per_dimension(data):

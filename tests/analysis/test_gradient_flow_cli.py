@@ -1,15 +1,19 @@
 """examples/gradient_flow.py as a user runs it wrongly: every mistake is one `error: ...` line
-naming the flag and the value, exit status 2, nothing run and nothing written; results
-already in --out are kept unless --overwrite; and the grid runner end to end on a tiny grid
-(slow)."""
+naming the flag and the value, exit status 2, nothing run and nothing written; a scheme of a
+--load'ed file accepted by --norms; results already in --out are kept unless --overwrite; and
+the grid runner end to end on a tiny grid, judged (slow)."""
 
 import csv
+import importlib.util
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from transformer.residual import SCHEMES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,6 +57,22 @@ def test_a_wrong_flag_is_one_error_line(tmp_path, args, fragments):
     assert not out.exists()
 
 
+def test_a_scheme_registered_by_a_loaded_file_is_accepted_by_norms(tmp_path):
+    spec = importlib.util.spec_from_file_location("gradient_flow_cli",
+                                                  ROOT / "examples" / "gradient_flow.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    module = tmp_path / "my_scheme.py"
+    module.write_text("from transformer.residual import ResidualScheme, register_scheme\n"
+                      "register_scheme(ResidualScheme('my-post-LN'))\n")
+    try:
+        args = script.parse_args(["--grid", "custom", "--norms", "post-LN,my-post-LN",
+                                  "--load", str(module)])
+    finally:
+        SCHEMES.pop("my-post-LN", None)
+    assert args.norms == ("post-LN", "my-post-LN") and args.load == [str(module)]
+
+
 def test_results_in_out_are_kept_unless_overwrite(tmp_path):
     (tmp_path / "E1_expected_gradient_by_layer.csv").write_text("kept\n")
     result = run_script("--quick", "--only", "E1", "--out", tmp_path)
@@ -85,5 +105,10 @@ def test_the_grid_runner_forecasts_then_writes_one_csv_and_one_figure(tmp_path):
         (norm, lr, warmup) for norm in ("post-LN", "pre-LN") for lr in ("0.001", "0.01")
         for warmup in ("0", "5")}
     assert (tmp_path / "grid.png").stat().st_size > 0
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())["outcomes"]
+    assert [outcome["id"] for outcome in verdicts] == ["lr 0.001", "lr 0.01"]
+    assert {check["expectation"] for check in verdicts[0]["checks"]} == {
+        None, "E5.warmup_never_hurts", "E5.longest_beats_none"}
+    assert any(line.startswith("lr 0.01: ") for line in lines)
     again = run_script("--grid", "custom", "--depths", "1", "--steps", "6", "--out", tmp_path)
     assert_usage_error(again, "already holds results", "grid.csv")

@@ -16,14 +16,14 @@
 - the experiment toolkit (`study`, docs/write_your_own_experiment.md): `experiment` (the
   registering decorator), `Study`, `Scale`, `TaskData`, `build_model`, `make_trainer`,
   `train`, `warmup_schedule`, `Check`, `Outcome`, `run_experiments`; `EXPECTATIONS`
-  (expectations.py, what the study expects, fixed before it runs); `Grid` and `run_grid` (the
-  grid runner, `PRESETS`);
+  (expectations.py, what the study expects, fixed before it runs); `Grid`, `run_grid` and
+  `judge_grid` (the grid runner and its verdicts, `PRESETS`);
 - `experiments`: E1-E9 of examples/gradient_flow.py, one module each.
 """
 
 from .entropy import attention_entropy, entropy_rows
 from .expectations import EXPECTATIONS, Expectation
-from .grid import PRESETS, Grid, run_grid
+from .grid import PRESETS, Grid, judge_grid, run_grid
 from .jacobian import isometry_defects, residual_jacobian_norms
 from .noise import gradient_statistics
 from .plots import (
@@ -60,8 +60,8 @@ from .study import (
 )
 
 __all__ = ["EXPECTATIONS", "EXPERIMENTS", "PRESETS", "QUICK", "Check", "Expectation", "Grid",
-           "Outcome", "Scale", "Study", "TaskData", "build_model", "experiment", "make_trainer",
-           "run_experiments", "run_grid", "train", "warmup_schedule", "ROW_FIELDS",
+           "Outcome", "Scale", "Study", "TaskData", "build_model", "experiment", "judge_grid",
+           "make_trainer", "run_experiments", "run_grid", "train", "warmup_schedule", "ROW_FIELDS",
            "GradientFlowRecorder", "attention_entropy", "entropy_rows", "gradient_statistics",
            "isometry_defects", "layer_streams", "plot_attention", "plot_curves",
            "plot_depth_profiles", "plot_flow_over_training",

@@ -91,6 +91,13 @@ class Expectation:
     high: float | None = None
     threshold_from: str = ""
 
+    def bound(self, side: str) -> float:
+        """The bound on `side` ("low" or "high"), for a figure or a derived rule to read."""
+        value = {"low": self.low, "high": self.high}[side]
+        if value is None:
+            raise ValueError(f"expectation {self.key!r} has no {side} bound; read its other one")
+        return value
+
 
 def _make(key: str, paper: tuple[str, str, str], rule: str, low: float | None = None,
           high: float | None = None, threshold_from: str = "") -> Expectation:
@@ -185,6 +192,15 @@ EXPECTATIONS = {e.key: e for e in (
     _make("E8.faster", REZERO, "ReZero's training loss after the budget minus post-LN's, at "
           "equal depth and rate without warmup, at most 0 (converges faster)", None, 0.0,
           "the paper's direction, no margin"),
+    _make("E8.faster_than_pre_ln", REZERO, "ReZero's training loss after the budget minus "
+          "pre-LN's (a residual network with normalization too), at equal depth and rate "
+          "without warmup, at most 0 (converges faster)", None, 0.0,
+          "a choice: the paper's direction, no margin, as against post-LN"),
+    _make("E8.deep_without_warmup", REZERO, "the deep ReZero stack trains without warmup or "
+          "LayerNorm: its training loss after the budget minus its first step's at most -1 "
+          "nat, and finite (a diverged run's NaN fails the rule)", None, -1.0,
+          "a choice: 1 nat below the first step's loss, a fall an untrained stack does not "
+          "make by chance"),
     # E9 (Liu; Admin, DeepNorm, T-Fixup as the remedies)
     _make("E9.paired_slope", LIU, "post-LN's log-log slope of the output change against "
           "depth minus pre-LN's, paired by seed: at least 0.3 (post-LN amplifies more)", 0.3,

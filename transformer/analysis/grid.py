@@ -1,7 +1,8 @@
 """The grid runner: any task trained over peak rate × warmup × depth × residual scheme, one
-CSV row per run (its final losses, exact match where `decode`, and whether it diverged) and
-one comparison figure; named presets: `xiong` (Xiong et al.'s two factors) and `remedies`
-(post-LN, pre-LN, Admin, DeepNorm, T-Fixup, ReZero without warmup)."""
+CSV row per run (its final losses, exact match where `decode`, and whether it diverged), one
+comparison figure and its verdicts (`judge_grid`: Xiong et al.'s two factors judged at each
+peak where the grid holds them); named presets: `xiong` (Xiong et al.'s two factors) and
+`remedies` (post-LN, pre-LN, Admin, DeepNorm, T-Fixup, ReZero without warmup)."""
 
 import itertools
 import math
@@ -13,9 +14,18 @@ import numpy as np
 from minigrad.backend.blockwise import core_count
 
 from ..evaluation import evaluate
+from .expectations import expectation
 from .plots import plot_grid
 from .processes import map_runs
-from .study import VALID_EXAMPLES, build_model, make_trainer, train, warmup_schedule
+from .study import (
+    VALID_EXAMPLES,
+    Check,
+    Outcome,
+    build_model,
+    make_trainer,
+    train,
+    warmup_schedule,
+)
 
 GRID_FIELDS = ("task", "norm", "init", "depth", "lr", "warmup", "seed", "steps", "train_loss",
                "valid_loss", "exact_match", "diverged")
@@ -108,3 +118,57 @@ def run_grid(grid, data, scale, task="toy-en-es", on_run=None):
 def grid_figure(rows):
     return plot_grid(rows, "grid: validation loss after training, by peak learning rate "
                            "(x: diverged)")
+
+
+def judges_warmup(grid: Grid) -> bool:
+    """Whether `grid` holds Xiong et al.'s two factors: post-LN without warmup and with at least
+    one warmup, and pre-LN without warmup."""
+    return {"post-LN", "pre-LN"} <= set(grid.norms) and 0 in grid.warmups and \
+        len(grid.warmups) > 1
+
+
+def judge_grid(rows: list[dict], grid: Grid) -> list[Outcome]:
+    """One Outcome per peak rate (and per depth and init where the grid has several): each
+    scheme and warmup's validation loss, exact match (where the rows carry it) and share of
+    diverged seeds, reported; where `judges_warmup(grid)`, Xiong et al.'s two factors judged
+    on the means over seeds as E5 and E6 judge them: a longer post-LN warmup never hurts and
+    the longest beats none (validation loss), post-LN without warmup fails and pre-LN
+    without warmup solves (exact match), and whether post-LN with the longest warmup solves,
+    reported."""
+    warmups, judged = sorted(grid.warmups), judges_warmup(grid)
+    outcomes = []
+    for init, depth, lr in itertools.product(grid.inits, grid.depths, grid.lrs):
+        cell = [row for row in rows if (row["init"], row["depth"], row["lr"]) == (init, depth, lr)]
+
+        def per_seed(norm: str, warmup: int, field: str, cell: list[dict] = cell) -> np.ndarray:
+            found = sorted((row for row in cell if (row["norm"], row["warmup"]) == (norm, warmup)),
+                           key=lambda row: row["seed"])
+            return np.array([float(row[field]) for row in found])
+
+        decoded = any(not math.isnan(row["exact_match"]) for row in cell)
+        fields = [("valid_loss", "validation loss")] + \
+            ([("exact_match", "exact match")] if decoded else []) + \
+            [("diverged", "diverged seeds (share)")]
+        checks = [Check(f"{norm}, warmup {warmup}: {label}", per_seed(norm, warmup, field))
+                  for norm in grid.norms for warmup in warmups for field, label in fields]
+        if judged:
+            post = [per_seed("post-LN", warmup, "valid_loss") for warmup in warmups]
+            worst = np.max([longer - shorter for shorter, longer in zip(post, post[1:])], axis=0)
+            checks += [Check("post-LN: worst validation loss change from a longer warmup", worst,
+                             expect="E5.warmup_never_hurts"),
+                       Check(f"post-LN: no warmup minus warmup {warmups[-1]}, validation loss",
+                             post[0] - post[-1], expect="E5.longest_beats_none")]
+        if judged and decoded:
+            solved = expectation("E5.pre_ln_solves").bound("low")
+            checks += [Check("post-LN, no warmup: exact match",
+                             per_seed("post-LN", 0, "exact_match"), expect="E5.no_warmup_fails"),
+                       Check("pre-LN, no warmup: exact match",
+                             per_seed("pre-LN", 0, "exact_match"), expect="E5.pre_ln_solves"),
+                       Check(f"post-LN, warmup {warmups[-1]}: solved runs",
+                             per_seed("post-LN", warmups[-1], "exact_match") >= solved)]
+        name = f"lr {lr:g}" + (f", {depth} layers" if len(grid.depths) > 1 else "") + \
+            (f", {init}" if len(grid.inits) > 1 else "")
+        outcomes.append(Outcome(
+            name, "grid", "Xiong et al. 2020" if judged else "reported only",
+            f"after {grid.steps} steps, means over {grid.seeds} seed(s)", checks, cell))
+    return outcomes

@@ -6,6 +6,7 @@ import numpy as np
 
 import minigrad as mg
 
+from ..expectations import expectation
 from ..plots import plot_depth_profiles
 from ..study import Check, Outcome, bound_lines, experiment, ffn_gain, mean_value
 
@@ -68,7 +69,8 @@ def layernorm_input_and_stream(study):
         theory={"pre-LN: the stream x_l (l = 0: embedding)": {
             f"bounds x_0 + {factor:g}c·l": (with_input, [start + factor * c * layer
                                                          for layer in with_input])
-            for factor in (1.0, 3.0)}})
+            for factor in (expectation("E3.pre_ln_growth_low").bound("low"),
+                           expectation("E3.pre_ln_growth_high").bound("high"))}})
     rows = study.all_rows(("post-LN", "pre-LN"), [depth])
     notes = [f"c = {c:.3g} for d_model {scale.d_model}, d_ff {scale.d_ff}; V = "
              f"{len(study.data.vocab)}"]

@@ -31,6 +31,7 @@ def rezero(study):
         defects.append(max(max(v) for v in isometry_defects(model, batch).values()))
     curves: dict[str, Series] = {}
     last: dict[str, np.ndarray] = {}  # {arm: its last tenth's mean loss per seed}
+    first: dict[str, np.ndarray] = {}  # {arm: its first step's loss per seed}
     rows: list[dict] = []
     arms = [("rezero", depth), ("post-LN", depth), ("pre-LN", depth), ("rezero", scale.deep)]
     for variant, layers in arms:
@@ -43,18 +44,21 @@ def rezero(study):
         runs = np.array(losses)
         curves[label] = (list(range(1, steps + 1)), runs)
         last[label] = np.mean(runs[:, -max(1, steps // 10):], axis=1)
+        first[label] = runs[:, 0]
         rows += [{"config": label, "seed": seed, "step": step, "quantity": "train_loss",
                   "value": float(v)} for seed, run in enumerate(runs)
                  for step, v in enumerate(run, start=1)]
-    same = f"{depth} layers"
+    same, deep = f"{depth} layers", f"rezero, {scale.deep} layers"
     checks = [Check("max ‖x_l − x_0‖/‖x_0‖ at init", deviation, expect="E8.identity"),
               Check("max ‖vᵀJ − v‖/‖v‖ at init", defects),
               Check(f"rezero minus post-LN, final loss ({same})",
                     last[f"rezero, {same}"] - last[f"post-LN, {same}"], expect="E8.faster"),
               Check(f"rezero minus pre-LN, final loss ({same})",
-                    last[f"rezero, {same}"] - last[f"pre-LN, {same}"]),
-              Check(f"rezero, {scale.deep} layers: final loss",
-                    last[f"rezero, {scale.deep} layers"])]
+                    last[f"rezero, {same}"] - last[f"pre-LN, {same}"],
+                    expect="E8.faster_than_pre_ln"),
+              Check(f"{deep}: final loss", last[deep]),
+              Check(f"{deep}: final minus first step's loss", last[deep] - first[deep],
+                    expect="E8.deep_without_warmup")]
     figure = plot_curves(curves, f"E8: training loss at lr {REZERO_LR:g} without warmup",
                          "step", "training loss")
     return Outcome("E8", "rezero", "Bachlechner et al. 2020",
