@@ -105,7 +105,7 @@ def parse_args(argv):
     parser.add_argument("--task", choices=TASKS, default=None,
                         help="the task of the grid (default toy-en-es; copy adds exact match)")
     parser.add_argument("--processes", type=cli.positive_int,
-                        help="training runs at once in E5, E6 and the grid, each in a process "
+                        help="runs at once in E5, E6, E8, E9 and the grid, each in a process "
                              "of its own (default: one per core)")
     grid = parser.add_argument_group("the grid runner (--grid)")
     grid.add_argument("--grid", choices=(*PRESETS, "custom"), default=None,

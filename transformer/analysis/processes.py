@@ -1,12 +1,13 @@
-"""The study's independent training runs spread over the cores.
+"""The study's independent runs spread over the cores.
 
-A run of the warmup ladders (E5, E6) or of a grid is a small model trained for a few hundred
-steps: most of its time is Python around small products, which one core runs whatever the
-number of BLAS threads. So `map_runs` gives each core a process of its own: forked (each
-child inherits the parent's data, the function and its closure, nothing is pickled but the
-items and the results), each with one BLAS thread. Every run seeds its own model and batches,
-so the results do not depend on which process ran them; their last digits may differ from a
-run in one process with several BLAS threads (another order of the products' sums).
+A run of the warmup ladders (E5, E6), of ReZero's arms (E8), of E9's models or of a grid is a
+small model trained or measured for a few hundred steps: most of its time is Python around
+small products, which one core runs whatever the number of BLAS threads. So `map_runs` gives
+each core a process of its own: forked (each child inherits the parent's data, the function and
+its closure, nothing is pickled but the items and the results), each with one BLAS thread.
+Every run seeds its own model and batches, so the results do not depend on which process ran
+them; their last digits may differ from a run in one process with several BLAS threads (another
+order of the products' sums).
 """
 
 import multiprocessing

@@ -58,7 +58,7 @@ class Scale:
     deep: int = 12  # E4
     depths: tuple[int, ...] = (2, 4, 6, 8, 12)  # E2, E9
     batch_size: int = 32
-    processes: int = 0  # E5, E6 and the grid: training runs at once (0: one per core)
+    processes: int = 0  # E5, E6, E8, E9 and the grid: runs at once (0: one per core)
     quick: bool = False  # a smoke run: its verdicts are not the study's
     # toy-en-es split sizes; empty: the task's
     toy_sizes: dict[str, int] = field(default_factory=dict)

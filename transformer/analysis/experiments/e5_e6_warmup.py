@@ -23,6 +23,10 @@ from ..study import (
 )
 
 FRESH_SEEDS = (100, 101, 102)  # the test seeds; the peaks were chosen on seed 0
+# E6's peak and steps, chosen on a pilot on seed 0 (6+6 layers, d_model 64, 600 steps): pre-LN
+# without warmup reached exact match 0.942 at 1e-3 and 0.856 at 3e-3, post-LN without warmup
+# 0.032 and 0.000.
+COPY_PEAK = 1e-3
 
 
 def ladder(data, depth, sizes, peak, warmups, seeds, steps, batch_size, finish, processes=0):
@@ -102,11 +106,11 @@ def warmup_copy(study):
     warmup's length)."""
     scale, data = study.scale, study.task("copy")
     depth = scale.get("copy_depth", 6 if not scale.quick else 2)
-    steps = scale.get("copy_steps", 1200 if not scale.quick else 20)
+    steps = scale.get("copy_steps", 600 if not scale.quick else 20)
     sizes = scale.get("copy_model", dict(d_model=64, n_heads=4, d_ff=128) if not scale.quick
                       else scale.model_sizes)
-    warmups = scale.get("copy_warmups", (0, 200, 800) if not scale.quick else (0, 10))
-    peak = scale.get("copy_lr", 64 ** -0.5 * 200 ** -0.5)
+    warmups = scale.get("copy_warmups", (0, 100, 400) if not scale.quick else (0, 10))
+    peak = scale.get("copy_lr", COPY_PEAK)
     metrics = {}
 
     def finish(model, losses):

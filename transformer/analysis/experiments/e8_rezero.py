@@ -6,6 +6,7 @@ import numpy as np
 
 from ..jacobian import isometry_defects
 from ..plots import Series, plot_curves
+from ..processes import map_runs
 from ..streams import layer_streams
 from ..study import Check, Outcome, build_model, experiment, make_trainer, train
 
@@ -34,14 +35,18 @@ def rezero(study):
     first: dict[str, np.ndarray] = {}  # {arm: its first step's loss per seed}
     rows: list[dict] = []
     arms = [("rezero", depth), ("post-LN", depth), ("pre-LN", depth), ("rezero", scale.deep)]
+
+    def run(arm_and_seed):
+        (variant, layers), seed = arm_and_seed
+        model = build_model(data, seed, layers, **scale.model_sizes, scheme_name=variant)
+        return train(make_trainer(model, data, scale.batch_size, seed,
+                                  lambda step: REZERO_LR), steps)
+
+    runs_of = [(arm, seed) for arm in arms for seed in range(scale.seeds)]
+    losses_of = dict(zip(runs_of, map_runs(run, runs_of, scale.processes), strict=True))
     for variant, layers in arms:
         label = f"{variant}, {layers} layers"
-        losses = []
-        for seed in range(scale.seeds):
-            model = build_model(data, seed, layers, **scale.model_sizes, scheme_name=variant)
-            losses.append(train(make_trainer(model, data, scale.batch_size, seed,
-                                             lambda step: REZERO_LR), steps))
-        runs = np.array(losses)
+        runs = np.array([losses_of[(variant, layers), seed] for seed in range(scale.seeds)])
         curves[label] = (list(range(1, steps + 1)), runs)
         last[label] = np.mean(runs[:, -max(1, steps // 10):], axis=1)
         first[label] = runs[:, 0]

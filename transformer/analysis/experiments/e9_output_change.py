@@ -2,11 +2,14 @@
 the weights move, against depth, post-LN against pre-LN and the remedies (Admin, DeepNorm,
 T-Fixup), each arm's slope paired with post-LN's on the same seed."""
 
+import itertools
+
 import numpy as np
 
 import minigrad as mg
 
 from ..plots import plot_depth_profiles
+from ..processes import map_runs
 from ..study import Check, Outcome, build_model, experiment, make_trainer, slope, train
 
 PERTURBATION = 0.01  # each weight matrix moves by this fraction of its own rms
@@ -59,16 +62,18 @@ def output_change_by_depth(study):
     seeds = scale.get("perturbation_seeds", 10 if not scale.quick else 2)
     draws = scale.get("perturbation_draws", 16 if not scale.quick else 1)
     batch = study.probes[0]
-    random, updates = {}, {}
-    for arm in ARMS:
-        random[arm], updates[arm] = np.zeros((seeds, len(depths))), np.zeros((seeds,
-                                                                              len(depths)))
-        for seed in range(seeds):
-            for column, depth in enumerate(depths):
-                model = build_model(data, seed, depth, **scale.model_sizes, scheme_name=arm)
-                random[arm][seed, column] = output_change(model, batch, seed, draws)
-                updates[arm][seed, column] = update_change(model, data, batch, seed,
-                                                           scale.batch_size)
+
+    def changes(arm_seed_depth):  # (random perturbations', one Adam update's)
+        arm, seed, depth = arm_seed_depth
+        model = build_model(data, seed, depth, **scale.model_sizes, scheme_name=arm)
+        return (output_change(model, batch, seed, draws),
+                update_change(model, data, batch, seed, scale.batch_size))
+
+    cells = list(itertools.product(ARMS, range(seeds), depths))
+    found = np.array(list(map_runs(changes, cells, scale.processes)))  # (cells, 2)
+    shaped = found.reshape(len(ARMS), seeds, len(depths), 2)
+    random = {arm: shaped[i, ..., 0] for i, arm in enumerate(ARMS)}
+    updates = {arm: shaped[i, ..., 1] for i, arm in enumerate(ARMS)}
     slopes = {arm: np.array([slope(depths, row) for row in random[arm]]) for arm in ARMS}
     update_slopes = {arm: np.array([slope(depths, row) for row in updates[arm]])
                      for arm in ARMS}
