@@ -19,12 +19,14 @@ from transformer import cli
 from transformer.data import DATA_TASKS, TASKS
 from transformer.main_job import MAIN_JOB
 from transformer.pipeline import RESUMABLE_OPTIONS, ResumeConflict, train_translation
+from transformer.training import SCHEDULES
 
 # The flag of each option of the library, for messages about them.
 FLAGS = {"task": "--task", "data": "--data", "d_model": "--d-model", "n_heads": "--heads",
          "n_encoder_layers": "--layers", "n_decoder_layers": "--layers", "d_ff": "--d-ff",
          "dropout": "--dropout", "norm_first": "--norm-first", "steps": "--steps",
          "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
+         "schedule": "--schedule",
          "target_dropout": "--target-dropout", "ema_decay": "--ema-decay",
          "eval_every": "--eval-every", "time_limit_s": "--time-limit", "seed": "--seed",
          "accumulate": "--accumulate", "sync_every": "--sync-every", "subword": "--subword",
@@ -81,9 +83,13 @@ def parse_arguments(argv=None):
     training.add_argument("--warmup", type=cli.positive_int,
                           help=f"warmup steps (default {TRAINING.warmup_steps})")
     training.add_argument("--lr-factor", type=cli.positive_float,
-                          help=f"scales the Noam schedule (default {TRAINING.lr_factor}: with "
+                          help=f"scales the schedule's rate (default {TRAINING.lr_factor}: with "
                                f"d_model {MODEL['d_model']} and {TRAINING.warmup_steps} warmup "
                                f"steps the rate peaks at {peak})")
+    training.add_argument("--schedule", choices=SCHEDULES,
+                          help=f"noam: the paper's, the rate decaying as 1 / sqrt(step) after the "
+                               f"warmup; cosine: the same warmup and peak, then a half cosine "
+                               f"to 0 at the last step (default {TRAINING.schedule})")
     training.add_argument("--target-dropout", type=cli.probability, metavar="P",
                           help="target-side word dropout: replace this share of the decoder's "
                                "input tokens by <unk> in training, so that it reads the source "
@@ -145,7 +151,8 @@ def main(argv=None):
     args = parse_arguments(argv)
     eval_every = args.eval_every
     training = given(steps=args.steps, warmup_steps=args.warmup, batch_size=args.batch_size,
-                     lr_factor=args.lr_factor, target_dropout=args.target_dropout,
+                     lr_factor=args.lr_factor, schedule=args.schedule,
+                     target_dropout=args.target_dropout,
                      ema_decay=args.ema_decay,
                      eval_every=eval_every,
                      checkpoint_every=eval_every, time_limit_s=args.time_limit, seed=args.seed,

@@ -32,6 +32,7 @@ from minigrad.optim import (
     LRScheduler,
     NoamSchedule,
     Optimizer,
+    WarmupCosine,
     clip_grad_norm_,
 )
 
@@ -44,7 +45,9 @@ from .run_folder import RunFolder
 @dataclass
 class TrainingConfig:
     """The settings of a training run. The default optimizer, schedule and loss read
-    `warmup_steps`, `lr_factor` and `label_smoothing` (the paper's recipe, §5.3-5.4). With
+    `warmup_steps`, `lr_factor` and `label_smoothing` (the paper's recipe, §5.3-5.4);
+    `schedule` "cosine" keeps the Noam schedule's warmup and peak and then decays the rate
+    along a half cosine to 0 at `steps` (`paper_schedule`). With
     `ema_decay` > 0 the run validates, keeps best.npz by, and translates with an exponential
     moving average of the weights (minigrad.optim.ExponentialMovingAverage)."""
 
@@ -52,6 +55,7 @@ class TrainingConfig:
     batch_size: int = 64
     lr_factor: float = 1.0
     warmup_steps: int = 400
+    schedule: str = "noam"  # "noam" (the paper's, §5.3) or "cosine" (to 0 at `steps`)
     label_smoothing: float = 0.1
     target_dropout: float = 0.0  # share of the decoder's input tokens read as <unk> (batching)
     ema_decay: float = 0.0  # the decay of the weights' moving average, per step (0: none)
@@ -78,6 +82,9 @@ class TrainingConfig:
             value = getattr(self, name)
             if not _is_real(value) or not allowed(value):
                 problems.append(f"{name} must be a number {text}, got {value!r}")
+        if self.schedule not in SCHEDULES:
+            problems.append(f"schedule must be one of {', '.join(SCHEDULES)}, got "
+                            f"{self.schedule!r}")
         if not isinstance(self.progress, bool):
             problems.append(f"progress must be true or false, got {self.progress!r}")
         if problems:
@@ -92,6 +99,8 @@ class TrainingConfig:
         return cls(**values)
 
 
+# The schedules a TrainingConfig names (`paper_schedule` builds them).
+SCHEDULES = ("noam", "cosine")
 # What TrainingConfig allows: its integer fields and their least values, its real ones.
 _COUNTS = {"steps": 1, "batch_size": 1, "warmup_steps": 1, "log_every": 1, "eval_every": 1,
            "eval_examples": 1, "checkpoint_every": 1, "seed": 0, "accumulate": 1,
@@ -124,9 +133,14 @@ def paper_optimizer(model, config: TrainingConfig) -> Optimizer:
 
 def paper_schedule(optimizer: Optimizer, model, config: TrainingConfig) -> LRScheduler:
     """The Noam schedule (paper §5.3) of the model's d_model, `config.warmup_steps` and
-    `config.lr_factor`."""
-    return NoamSchedule(optimizer, model.config.d_model, config.warmup_steps,
-                        factor=config.lr_factor)
+    `config.lr_factor`; with `config.schedule` "cosine", the same warmup to the same peak,
+    factor / sqrt(d_model x warmup_steps), then a half cosine down to 0 at `config.steps`
+    (a resumed run given more steps stretches the decay: its rate rises again)."""
+    if config.schedule == "noam":
+        return NoamSchedule(optimizer, model.config.d_model, config.warmup_steps,
+                            factor=config.lr_factor)
+    peak = config.lr_factor * (model.config.d_model * config.warmup_steps) ** -0.5
+    return WarmupCosine(optimizer, config.warmup_steps, config.steps, factor=peak)
 
 
 def smoothed_cross_entropy(model, config: TrainingConfig) -> Loss:

@@ -82,27 +82,30 @@ class NoamSchedule(LRScheduler):
 
 
 class WarmupCosine(LRScheduler):
-    """Linear warmup to initial_lr over `warmup_steps` updates, then a half cosine down to
-    `min_lr` at update `total_steps`, then `min_lr`. Updates s are counted from 1:
+    """Linear warmup to the peak initial_lr * factor over `warmup_steps` updates, then a half
+    cosine down to `min_lr` at update `total_steps`, then `min_lr`. Updates s are counted
+    from 1:
 
-        lr(s) = initial_lr * s / warmup_steps                               s <= warmup_steps
-        lr(s) = min_lr + (initial_lr - min_lr) * (1 + cos(pi * progress)) / 2
+        lr(s) = peak * s / warmup_steps                                     s <= warmup_steps
+        lr(s) = min_lr + (peak - min_lr) * (1 + cos(pi * progress)) / 2
                 with progress = (s - warmup_steps) / (total_steps - warmup_steps)
     """
 
-    def __init__(self, optimizer, warmup_steps, total_steps, min_lr=0.0) -> None:
-        if not 0 <= warmup_steps <= total_steps or total_steps < 1 or min_lr < 0:
+    def __init__(self, optimizer, warmup_steps, total_steps, min_lr=0.0, factor=1.0) -> None:
+        if not 0 <= warmup_steps <= total_steps or total_steps < 1 or min_lr < 0 or factor <= 0:
             raise ConfigError(f"WarmupCosine: needs 0 <= warmup_steps <= total_steps, "
-                              f"total_steps >= 1 and min_lr >= 0, got warmup_steps="
-                              f"{warmup_steps}, total_steps={total_steps}, min_lr={min_lr}")
+                              f"total_steps >= 1, min_lr >= 0 and factor > 0, got warmup_steps="
+                              f"{warmup_steps}, total_steps={total_steps}, min_lr={min_lr}, "
+                              f"factor={factor}")
         self.warmup_steps, self.total_steps, self.min_lr = warmup_steps, total_steps, min_lr
+        self.factor = factor
         super().__init__(optimizer)
 
     def lr_at(self, initial_lr: float, step_count: int) -> float:
-        s = step_count + 1
+        s, peak = step_count + 1, initial_lr * self.factor
         if s <= self.warmup_steps:
-            return initial_lr * s / self.warmup_steps
+            return peak * s / self.warmup_steps
         if s >= self.total_steps:
             return self.min_lr
         progress = (s - self.warmup_steps) / (self.total_steps - self.warmup_steps)
-        return self.min_lr + (initial_lr - self.min_lr) * (1 + math.cos(math.pi * progress)) / 2
+        return self.min_lr + (peak - self.min_lr) * (1 + math.cos(math.pi * progress)) / 2

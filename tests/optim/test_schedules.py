@@ -102,8 +102,18 @@ def test_warmup_cosine_endpoints():
     assert all(a >= b for a, b in itertools.pairwise(lrs[9:]))
 
 
+def test_warmup_cosine_factor_scales_the_peak_not_the_floor():
+    scheduled = run(WarmupCosine(optimizer(2.0), warmup_steps=4, total_steps=12, min_lr=0.1,
+                                 factor=0.25), 14)
+    assert scheduled[3] == 0.5 and scheduled[11:] == [0.1] * 3  # peak 2.0 * 0.25, then min_lr
+    plain = run(WarmupCosine(optimizer(0.5), warmup_steps=4, total_steps=12, min_lr=0.1), 14)
+    assert scheduled == pytest.approx(plain)
+
+
 def test_bad_schedules_are_refused():
     with pytest.raises(ConfigError, match="warmup_steps"):
         NoamSchedule(optimizer(), d_model=16, warmup_steps=0)
     with pytest.raises(ConfigError, match="total_steps"):
         WarmupCosine(optimizer(), warmup_steps=10, total_steps=5)
+    with pytest.raises(ConfigError, match="factor=0"):
+        WarmupCosine(optimizer(), warmup_steps=1, total_steps=5, factor=0)

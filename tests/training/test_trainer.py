@@ -6,6 +6,7 @@ docs/conventions.md says; callbacks see the right arguments.
 All runs are on the CPU, with dropout on (so the random state must resume too)."""
 
 import functools
+import itertools
 import json
 import math
 import os
@@ -18,7 +19,7 @@ import pytest
 import minigrad as mg
 from minigrad.errors import CheckpointError, ConfigError
 from minigrad.nn import functional as F
-from minigrad.optim import SGD, Adam, LambdaLR, NoamSchedule
+from minigrad.optim import SGD, Adam, LambdaLR, NoamSchedule, WarmupCosine
 from transformer import Transformer, TransformerConfig, Translator, builders, pipeline
 from transformer.builders import build_model_config, build_vocab
 from transformer.data import load_task
@@ -208,6 +209,25 @@ def test_the_defaults_are_the_papers_adam_noam_and_smoothed_cross_entropy():
     expected = F.cross_entropy(logits, batch.tgt_out, ignore_index=trainer.vocab.pad_id,
                                label_smoothing=0.1)
     assert trainer.loss(logits, batch.tgt_out, "mean").item() == expected.item()
+
+
+def test_the_cosine_schedule_keeps_noams_warmup_and_peak_and_ends_at_zero():
+    trainer = build_trainer(steps=10, warmup_steps=4, lr_factor=0.5, schedule="cosine")
+    noam = NoamSchedule(Adam(trainer.model.parameters(), lr=1.0), 16, 4, factor=0.5)
+    lrs = []
+    for _ in range(12):
+        lrs.append(trainer.scheduler.get_last_lr()[0])
+        trainer.scheduler.step()
+    assert isinstance(trainer.scheduler, WarmupCosine)
+    assert lrs[3] == pytest.approx(noam.lr_at(1.0, 3)) == pytest.approx(0.5 / math.sqrt(16 * 4))
+    assert lrs[:4] == pytest.approx([noam.lr_at(1.0, step) for step in range(4)])
+    assert lrs[9:] == [0.0] * 3 and all(a > b for a, b in itertools.pairwise(lrs[3:10]))
+
+
+def test_an_unknown_schedule_is_refused_with_the_known_ones():
+    with pytest.raises(ConfigError, match="TrainingConfig: schedule must be one of noam, cosine, "
+                                          "got 'linear'"):
+        TrainingConfig(schedule="linear")
 
 
 def test_sgd_with_a_constant_rate_trains_without_touching_the_trainer():
