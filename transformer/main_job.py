@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from minigrad.optim import NoamSchedule
+
 from .training import TrainingConfig
 
 
@@ -32,8 +34,8 @@ class MainJob:
     def peak_lr(self) -> float:
         """The highest rate of the main job's Noam schedule: factor / sqrt(d_model x warmup),
         at step warmup_steps."""
-        return self.training.lr_factor * (self.model["d_model"]
-                                          * self.training.warmup_steps) ** -0.5
+        return NoamSchedule.peak(self.model["d_model"], self.training.warmup_steps,
+                                 self.training.lr_factor)
 
 
 # CPU-sized: a 0.3M-parameter model on the toy grammar, trained in minutes on two cores.

@@ -139,8 +139,9 @@ def paper_schedule(optimizer: Optimizer, model, config: TrainingConfig) -> LRSch
     if config.schedule == "noam":
         return NoamSchedule(optimizer, model.config.d_model, config.warmup_steps,
                             factor=config.lr_factor)
-    peak = config.lr_factor * (model.config.d_model * config.warmup_steps) ** -0.5
-    return WarmupCosine(optimizer, config.warmup_steps, config.steps, factor=peak)
+    return WarmupCosine(optimizer, config.warmup_steps, config.steps,
+                        factor=NoamSchedule.peak(model.config.d_model, config.warmup_steps,
+                                                 config.lr_factor))
 
 
 def smoothed_cross_entropy(model, config: TrainingConfig) -> Loss:

@@ -75,6 +75,12 @@ class NoamSchedule(LRScheduler):
         self.d_model, self.warmup_steps, self.factor = d_model, warmup_steps, factor
         super().__init__(optimizer)
 
+    @staticmethod
+    def peak(d_model: int, warmup_steps: int, factor: float = 1.0) -> float:
+        """The schedule's highest rate for initial_lr 1, at s = warmup_steps:
+        factor / sqrt(d_model * warmup_steps)."""
+        return factor * (d_model * warmup_steps) ** -0.5
+
     def lr_at(self, initial_lr: float, step_count: int) -> float:
         s = step_count + 1
         return (initial_lr * self.factor * self.d_model ** -0.5

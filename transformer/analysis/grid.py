@@ -11,12 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minigrad.backend.blockwise import core_count
-
 from ..evaluation import evaluate
 from .expectations import expectation
 from .plots import plot_grid
-from .processes import map_runs
+from .processes import map_runs, process_count
 from .study import (
     VALID_EXAMPLES,
     Check,
@@ -80,8 +78,8 @@ def estimate_seconds(grid, data, scale, probe_steps=3):
         started = time.perf_counter()
         evaluate(model, data.valid[:VALID_EXAMPLES], data.vocab, decode=grid.decode)
         validation = max(validation, time.perf_counter() - started)
-    processes = min(scale.processes or core_count(), len(grid.runs()))
-    return sum(per_step[run[2]] * grid.steps + validation for run in grid.runs()) / processes
+    return sum(per_step[run[2]] * grid.steps + validation
+               for run in grid.runs()) / process_count(scale.processes, len(grid.runs()))
 
 
 def run_grid(grid, data, scale, task="toy-en-es", on_run=None):

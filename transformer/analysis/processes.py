@@ -28,7 +28,7 @@ def map_runs(run: Callable[[Item], Result], items: Sequence[Item],
     """run(item) for each item, yielded in order as each is done, computed in `processes`
     forked processes (0: one per core); in this process where there is one process, one
     item, or no fork (not on Linux or macOS)."""
-    processes = min(processes or core_count(), len(items))
+    processes = process_count(processes, len(items))
     if processes <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield from map(run, items)
         return
@@ -39,6 +39,11 @@ def map_runs(run: Callable[[Item], Result], items: Sequence[Item],
             yield from pool.imap(_call, items, chunksize=1)
     finally:
         _run = None
+
+
+def process_count(processes: int, runs: int) -> int:
+    """How many processes `runs` runs take: `processes` (0: one per core), at most one a run."""
+    return min(processes or core_count(), runs)
 
 
 def _one_blas_thread() -> None:
