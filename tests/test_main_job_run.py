@@ -1,6 +1,6 @@
 """The main job as a user runs it (`python examples/train_translation.py`, its defaults), once
-for this module (3 to 10 minutes by machine: the slowest, a 2-core AMD EPYC without AVX-512,
-about 9 with its data and evaluation): its quality targets on every held-out split
+for this module (3 to 7 minutes by machine: the slowest, a 2-core AMD EPYC without AVX-512,
+about 6.5 with its data and evaluation): its quality targets on every held-out split
 (docs/data.md), and the figures the README and the committed walkthrough
 (docs/illustrated/walkthrough.md) print, against what it prints now.
 

@@ -43,7 +43,7 @@ MAIN_JOB = MainJob(
     task="toy-en-es",
     model=MappingProxyType({"d_model": 64, "n_heads": 4, "n_encoder_layers": 2,
                             "n_decoder_layers": 2, "d_ff": 256, "dropout": 0.1}),
-    training=TrainingConfig(steps=4800, batch_size=64, warmup_steps=400, lr_factor=0.5,
-                            target_dropout=0.15, ema_decay=0.999, eval_every=500,
-                            checkpoint_every=500, seed=0, samples=3),
+    training=TrainingConfig(steps=3800, batch_size=64, warmup_steps=400, lr_factor=0.5,
+                            schedule="cosine", target_dropout=0.15, ema_decay=0.999,
+                            eval_every=500, checkpoint_every=500, seed=0, samples=3),
     record_flow_every=100)

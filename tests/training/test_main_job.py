@@ -25,7 +25,8 @@ STATEMENTS = [
                      r"(?P<n_decoder_layers>\d+) layers, (?P<steps>\d+) steps of "
                      r"(?P<batch_size>\d+) pairs"),
     ("docs/data.md", r"\(`--lr-factor (?P<lr_factor>[\d.]+)`: a peak of (?P<peak_lr>[\d.e-]+) "
-                     r"at step (?P<warmup_steps>\d+)\), target-side word dropout "
+                     r"at step (?P<warmup_steps>\d+)\), then [^(]*"
+                     r"\(`--schedule (?P<schedule>\w+)`\), target-side word dropout "
                      r"(?P<target_dropout>[\d.]+), and a moving average of the weights "
                      r"\(`--ema-decay (?P<ema_decay>[\d.]+)`"),
 ]
@@ -49,7 +50,8 @@ def stated_differences(texts, statements=STATEMENTS):
             continue
         for name, stated in found.groupdict().items():
             expected = values[name]
-            if float(stated) != rounded_as(stated, expected):
+            if stated != expected if isinstance(expected, str) else \
+                    float(stated) != rounded_as(stated, expected):
                 differences.append((file, name, stated, expected))
     return differences
 
@@ -74,10 +76,13 @@ def test_a_stated_default_that_differs_from_the_object_fails():
     steps, ema = MAIN_JOB.training.steps, MAIN_JOB.training.ema_decay
     texts["README.md"] = texts["README.md"].replace(f"trains for {steps} steps",
                                                     f"trains for {steps + 1000} steps")
-    texts["docs/data.md"] = texts["docs/data.md"].replace(f"`--ema-decay {ema}`",
-                                                          "`--ema-decay 0.99`")
-    assert stated_differences(texts) == [("README.md", "steps", str(steps + 1000), steps),
-                                         ("docs/data.md", "ema_decay", "0.99", ema)]
+    texts["docs/data.md"] = texts["docs/data.md"].replace(
+        f"`--ema-decay {ema}`", "`--ema-decay 0.99`").replace(
+        f"`--schedule {MAIN_JOB.training.schedule}`", "`--schedule other`")
+    assert stated_differences(texts) == [
+        ("README.md", "steps", str(steps + 1000), steps),
+        ("docs/data.md", "schedule", "other", MAIN_JOB.training.schedule),
+        ("docs/data.md", "ema_decay", "0.99", ema)]
     texts["README.md"] = texts["README.md"].replace("validating every", "checking every")
     assert ("README.md", STATEMENTS[1][1], None, None) in stated_differences(texts)
 
