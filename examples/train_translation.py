@@ -89,7 +89,8 @@ def parse_arguments(argv=None):
     training.add_argument("--schedule", choices=SCHEDULES,
                           help=f"noam: the paper's, the rate decaying as 1 / sqrt(step) after the "
                                f"warmup; cosine: the same warmup and peak, then a half cosine "
-                               f"to 0 at the last step (default {TRAINING.schedule})")
+                               f"to 0 at the last step; a run no longer than its warmup only warms "
+                               f"up (default {TRAINING.schedule})")
     training.add_argument("--target-dropout", type=cli.probability, metavar="P",
                           help="target-side word dropout: replace this share of the decoder's "
                                "input tokens by <unk> in training, so that it reads the source "

@@ -135,7 +135,8 @@ def paper_schedule(optimizer: Optimizer, model, config: TrainingConfig) -> LRSch
     """The Noam schedule (paper §5.3) of the model's d_model, `config.warmup_steps` and
     `config.lr_factor`; with `config.schedule` "cosine", the same warmup to the same peak,
     factor / sqrt(d_model x warmup_steps), then a half cosine down to 0 at `config.steps`
-    (a resumed run given more steps stretches the decay: its rate rises again)."""
+    (a resumed run given more steps stretches the decay: its rate rises again; a run of at
+    most `config.warmup_steps` steps only warms up, as Noam's does)."""
     if config.schedule == "noam":
         return NoamSchedule(optimizer, model.config.d_model, config.warmup_steps,
                             factor=config.lr_factor)

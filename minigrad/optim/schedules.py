@@ -95,12 +95,14 @@ class WarmupCosine(LRScheduler):
         lr(s) = peak * s / warmup_steps                                     s <= warmup_steps
         lr(s) = min_lr + (peak - min_lr) * (1 + cos(pi * progress)) / 2
                 with progress = (s - warmup_steps) / (total_steps - warmup_steps)
+
+    A run of at most `warmup_steps` updates ends inside the warmup: its rate only rises.
     """
 
     def __init__(self, optimizer, warmup_steps, total_steps, min_lr=0.0, factor=1.0) -> None:
-        if not 0 <= warmup_steps <= total_steps or total_steps < 1 or min_lr < 0 or factor <= 0:
-            raise ConfigError(f"WarmupCosine: needs 0 <= warmup_steps <= total_steps, "
-                              f"total_steps >= 1, min_lr >= 0 and factor > 0, got warmup_steps="
+        if warmup_steps < 0 or total_steps < 1 or min_lr < 0 or factor <= 0:
+            raise ConfigError(f"WarmupCosine: needs warmup_steps >= 0, total_steps >= 1, "
+                              f"min_lr >= 0 and factor > 0, got warmup_steps="
                               f"{warmup_steps}, total_steps={total_steps}, min_lr={min_lr}, "
                               f"factor={factor}")
         self.warmup_steps, self.total_steps, self.min_lr = warmup_steps, total_steps, min_lr

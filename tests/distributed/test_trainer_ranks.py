@@ -20,9 +20,11 @@ import minigrad as mg
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "examples" / "train_translation.py"
+# Noam's rate does not depend on the number of steps: a run stopped on its way to 2000 steps
+# and resumed to 8 takes the steps of a run of 8 (a cosine schedule would decay otherwise)
 FLAGS = ["--task", "copy", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "32",
-         "--dropout", "0", "--batch-size", "16", "--warmup", "4", "--eval-every", "4",
-         "--no-progress"]
+         "--dropout", "0", "--batch-size", "16", "--warmup", "4", "--schedule", "noam",
+         "--eval-every", "4", "--no-progress"]
 
 
 def command(ranks, *arguments):

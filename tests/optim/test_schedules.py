@@ -110,10 +110,17 @@ def test_warmup_cosine_factor_scales_the_peak_not_the_floor():
     assert scheduled == pytest.approx(plain)
 
 
+def test_a_run_shorter_than_the_warmup_only_warms_up():
+    lrs = run(WarmupCosine(optimizer(1.0), warmup_steps=10, total_steps=4), 4)
+    assert lrs == pytest.approx([0.1, 0.2, 0.3, 0.4])
+
+
 def test_bad_schedules_are_refused():
     with pytest.raises(ConfigError, match="warmup_steps"):
         NoamSchedule(optimizer(), d_model=16, warmup_steps=0)
-    with pytest.raises(ConfigError, match="total_steps"):
-        WarmupCosine(optimizer(), warmup_steps=10, total_steps=5)
+    with pytest.raises(ConfigError, match="total_steps=0"):
+        WarmupCosine(optimizer(), warmup_steps=10, total_steps=0)
+    with pytest.raises(ConfigError, match="warmup_steps=-1"):
+        WarmupCosine(optimizer(), warmup_steps=-1, total_steps=5)
     with pytest.raises(ConfigError, match="factor=0"):
         WarmupCosine(optimizer(), warmup_steps=1, total_steps=5, factor=0)

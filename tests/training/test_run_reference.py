@@ -1,7 +1,10 @@
 """A short run, started, resumed and resumed once more when finished, leaves the reference
 run folder and prints the reference lines (tests/fixtures/short_run.json): the same files,
 config.json and vocab.json, metrics records, checkpoint contents and final metrics, timings
-aside. Numbers agree within 1e-4 (another CPU takes another float path), the rest exactly.
+aside. Numbers agree within 1e-4 (another CPU takes another float path), the rest exactly;
+the key projections' biases by shape and dtype only: their gradient is 0 but for round-off
+(a bias added to every key shifts a query's scores alike, which the softmax ignores), and
+Adam turns that round-off into whole steps, so another CPU moves them elsewhere.
 
     python tests/training/test_run_reference.py    # rewrite the reference (a change made on
                                                    # purpose to what a run writes or prints)
@@ -29,6 +32,7 @@ TRAINING = {"steps": 4, "batch_size": 16, "warmup_steps": 4, "eval_every": 3,
             "checkpoint_every": 3, "log_every": 1, "eval_examples": 16, "progress": False,
             "target_dropout": 0.1, "ema_decay": 0.9}
 TIMING = {"time_s", "tokens_per_s", "train_seconds", "wall_seconds"}
+ROUND_OFF_ONLY = ".k_proj.bias"  # parameters whose gradient is round-off (the docstring)
 
 
 def short_run(root):
@@ -115,9 +119,19 @@ def differences(actual, expected, where=""):
     return [] if actual == expected else [f"{where}: {actual!r}, the reference {expected!r}"]
 
 
+def without_round_off(run):
+    """`run` (a short run's summary) with the values of ROUND_OFF_ONLY's arrays left out."""
+    for which in ("last", "best"):
+        for path, described in run[which].items():
+            if ROUND_OFF_ONLY in path:
+                described.pop("norm"), described.pop("sum")
+    return run
+
+
 def test_a_short_run_started_and_resumed_leaves_the_reference_folder(tmp_path):
     expected = json.loads(REFERENCE.read_text(encoding="utf-8"))
-    assert differences(short_run(tmp_path), expected) == []
+    assert differences(without_round_off(short_run(tmp_path)),
+                       without_round_off(expected)) == []
 
 
 def test_a_changed_number_or_word_differs_from_the_reference():

@@ -224,6 +224,16 @@ def test_the_cosine_schedule_keeps_noams_warmup_and_peak_and_ends_at_zero():
     assert lrs[9:] == [0.0] * 3 and all(a > b for a, b in itertools.pairwise(lrs[3:10]))
 
 
+def test_a_cosine_run_shorter_than_its_warmup_follows_noams_rise():
+    trainer = build_trainer(steps=3, warmup_steps=4, lr_factor=0.5, schedule="cosine")
+    noam = NoamSchedule(Adam(trainer.model.parameters(), lr=1.0), 16, 4, factor=0.5)
+    lrs = []
+    for _ in range(3):
+        lrs.append(trainer.scheduler.get_last_lr()[0])
+        trainer.scheduler.step()
+    assert lrs == pytest.approx([noam.lr_at(1.0, step) for step in range(3)])
+
+
 def test_an_unknown_schedule_is_refused_with_the_known_ones():
     with pytest.raises(ConfigError, match="TrainingConfig: schedule must be one of noam, cosine, "
                                           "got 'linear'"):
