@@ -211,27 +211,29 @@ def test_the_defaults_are_the_papers_adam_noam_and_smoothed_cross_entropy():
     assert trainer.loss(logits, batch.tgt_out, "mean").item() == expected.item()
 
 
-def test_the_cosine_schedule_keeps_noams_warmup_and_peak_and_ends_at_zero():
-    trainer = build_trainer(steps=10, warmup_steps=4, lr_factor=0.5, schedule="cosine")
+def cosine_rates(steps, updates):
+    """A trainer's cosine schedule over `steps` steps (warmup 4, lr factor 0.5, d_model 16),
+    its rates for `updates` updates, and Noam's rates for the same updates."""
+    trainer = build_trainer(steps=steps, warmup_steps=4, lr_factor=0.5, schedule="cosine")
     noam = NoamSchedule(Adam(trainer.model.parameters(), lr=1.0), 16, 4, factor=0.5)
     lrs = []
-    for _ in range(12):
+    for _ in range(updates):
         lrs.append(trainer.scheduler.get_last_lr()[0])
         trainer.scheduler.step()
-    assert isinstance(trainer.scheduler, WarmupCosine)
-    assert lrs[3] == pytest.approx(noam.lr_at(1.0, 3)) == pytest.approx(0.5 / math.sqrt(16 * 4))
-    assert lrs[:4] == pytest.approx([noam.lr_at(1.0, step) for step in range(4)])
+    return trainer.scheduler, lrs, [noam.lr_at(1.0, step) for step in range(updates)]
+
+
+def test_the_cosine_schedule_keeps_noams_warmup_and_peak_and_ends_at_zero():
+    scheduler, lrs, noam = cosine_rates(steps=10, updates=12)
+    assert isinstance(scheduler, WarmupCosine)
+    assert lrs[3] == pytest.approx(noam[3]) == pytest.approx(0.5 / math.sqrt(16 * 4))
+    assert lrs[:4] == pytest.approx(noam[:4])
     assert lrs[9:] == [0.0] * 3 and all(a > b for a, b in itertools.pairwise(lrs[3:10]))
 
 
 def test_a_cosine_run_shorter_than_its_warmup_follows_noams_rise():
-    trainer = build_trainer(steps=3, warmup_steps=4, lr_factor=0.5, schedule="cosine")
-    noam = NoamSchedule(Adam(trainer.model.parameters(), lr=1.0), 16, 4, factor=0.5)
-    lrs = []
-    for _ in range(3):
-        lrs.append(trainer.scheduler.get_last_lr()[0])
-        trainer.scheduler.step()
-    assert lrs == pytest.approx([noam.lr_at(1.0, step) for step in range(3)])
+    _, lrs, noam = cosine_rates(steps=3, updates=3)
+    assert lrs == pytest.approx(noam)
 
 
 def test_an_unknown_schedule_is_refused_with_the_known_ones():
