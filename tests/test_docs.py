@@ -111,11 +111,11 @@ def python_blocks(path):
 
 
 # docs/data.md's block builds the toy grammar's splits: about half a minute on two cores
-SLOW_DOCUMENTS = {"docs/data.md"}
+ACCEPTANCE_DOCUMENTS = {"docs/data.md"}
 
 
 @pytest.mark.parametrize("document", [
-    pytest.param(d, marks=pytest.mark.slow) if _relative(d) in SLOW_DOCUMENTS else d
+    pytest.param(d, marks=pytest.mark.acceptance) if _relative(d) in ACCEPTANCE_DOCUMENTS else d
     for d in DOCUMENTS if any(reason is None for _, _, reason in python_blocks(d))],
     ids=_relative)
 def test_the_python_blocks_run(document, tmp_path):

@@ -103,7 +103,7 @@ def test_every_experiment_at_a_toy_scale(tmp_path):
     assert summary.get_suptitle().startswith("smoke run, not the study")
 
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 def test_gradient_flow_quick(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
         str(ROOT), os.environ.get("PYTHONPATH")])))
