@@ -175,6 +175,7 @@ def test_train_translation_leaves_a_complete_run_folder(tmp_path):
     assert "the ball is blue  ->  " in result.stdout  # the showcase translations
 
 
+@pytest.mark.acceptance
 def test_ctrl_c_saves_exits_130_and_resume_finishes_the_run(tmp_path):
     """The documented behaviour: Ctrl-C stops after the current step, saves last.npz, says how
     to continue and exits with status 130; --resume then appends to metrics.jsonl."""
