@@ -1,4 +1,4 @@
-"""Shared test setup: hypothesis profiles and the `device` fixture.
+"""Shared test setup: hypothesis profiles, the `device` fixture and `made_once`.
 
 Profiles (env HYPOTHESIS_PROFILE; default `ci` when env CI is set, else `dev`):
 `ci` bounded and derandomized, `dev` quick and random, `thorough` many examples, `gpu` few,
@@ -7,8 +7,10 @@ The `device` fixture runs each test on 'cpu' and on 'cuda': real CuPy where a GP
 otherwise the strict CuPy stand-in (`minigrad.testing.fake_cupy`, two devices).
 """
 
+import fcntl
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,27 @@ def example_script():
         return module
 
     return load
+
+
+@pytest.fixture(scope="session")
+def made_once(tmp_path_factory):
+    """made_once(name, make) -> the folder `name` that make(folder) filled, made once for the
+    whole test session: under pytest-xdist in the workers' common temporary folder, by the
+    first worker that asks, holding a lock (fcntl) while the others wait for it. For what
+    takes seconds to make and tests only read: a trained run folder."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's folder, above each worker's
+
+    def made(name, make):
+        folder, done = root / name, root / f"{name}.made"
+        with open(root / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)  # a make that failed part way
+                folder.mkdir()
+                make(folder)
+                done.touch()
+        return folder
+
+    return made

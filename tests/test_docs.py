@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 TINY_MODEL = """
 import numpy as np
@@ -111,11 +111,11 @@ def python_blocks(path):
 
 
 # docs/data.md's block builds the toy grammar's splits: about half a minute on two cores
-SLOW_DOCUMENTS = {"docs/data.md"}
+ACCEPTANCE_DOCUMENTS = {"docs/data.md"}
 
 
 @pytest.mark.parametrize("document", [
-    pytest.param(d, marks=pytest.mark.slow) if _relative(d) in SLOW_DOCUMENTS else d
+    pytest.param(d, marks=pytest.mark.acceptance) if _relative(d) in ACCEPTANCE_DOCUMENTS else d
     for d in DOCUMENTS if any(reason is None for _, _, reason in python_blocks(d))],
     ids=_relative)
 def test_the_python_blocks_run(document, tmp_path):
@@ -233,6 +233,18 @@ def test_the_docs_show_command_lines_of_the_examples_and_scripts():
     scripts = {script for _, script, _ in command_lines()}
     assert {"examples/train_translation.py", "examples/translate.py",
             "scripts/make_ops_doc.py"} <= scripts
+
+
+# ----- the docs site ----------------------------------------------------------------------------
+
+def test_the_site_navigation_names_every_page_and_only_pages_there_are():
+    """mkdocs.yml's nav lists each page under docs/ once (a page left out of it would be built
+    but reached by no menu)."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    named = re.findall(r"^\s*- (?:[^:\n]+: )?([\w./-]+\.md)\s*(?:#.*)?$",
+                       text.split("\nnav:", 1)[1], re.M)
+    pages = [path.relative_to(ROOT / "docs").as_posix() for path in (ROOT / "docs").rglob("*.md")]
+    assert sorted(named) == sorted(pages)
 
 
 # ----- docs/architecture.md's layout -----------------------------------------------------------

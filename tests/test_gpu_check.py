@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 def test_the_gpu_check_dry_run_passes_writes_at_most_4_files_and_ends_with_its_summary(
         tmp_path):
     out = tmp_path / "out"

@@ -53,7 +53,7 @@ BLEU_TOLERANCE = {"long": 1.0}  # else 0.5
 SPLITS = ("test", "compositional", "cross_construction", "long")
 BOUNDED = ("test", "compositional", "cross_construction")  # no output over twice its reference
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.acceptance
 
 
 @dataclass

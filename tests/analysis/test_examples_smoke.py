@@ -1,6 +1,7 @@
 """The study scripts end to end: attention_maps.py on a tiny run folder trained here for a few
 steps, positional_encoding.py, every experiment of gradient_flow.py at a toy scale (its
-figures checked as objects), and `gradient_flow.py --quick` itself (slow: minutes)."""
+figures checked as objects), and `gradient_flow.py --quick` itself (minutes); the last two in
+the acceptance tier."""
 
 import csv
 import os
@@ -72,6 +73,7 @@ def test_positional_encoding(tmp_path, capsys, example_script):
         assert (tmp_path / name).stat().st_size > 0
 
 
+@pytest.mark.acceptance  # trains every experiment: a sweep
 def test_every_experiment_at_a_toy_scale(tmp_path):
     """The experiments' logic, figures and files, on a tiny made-up task in seconds."""
     sentences = ["a b c", "b c d", "c d a", "d a b", "a c d", "b d a", "c a", "d b"]
@@ -103,7 +105,7 @@ def test_every_experiment_at_a_toy_scale(tmp_path):
     assert summary.get_suptitle().startswith("smoke run, not the study")
 
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 def test_gradient_flow_quick(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
         str(ROOT), os.environ.get("PYTHONPATH")])))

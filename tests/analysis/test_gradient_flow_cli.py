@@ -89,7 +89,7 @@ def test_out_that_is_a_file_is_one_error_line(tmp_path):
     assert lines[0].startswith("error: ") and "a_file" in lines[0]
 
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 def test_the_grid_runner_forecasts_then_writes_one_csv_and_one_figure(tmp_path):
     result = run_script("--grid", "custom", "--lrs", "1e-3,1e-2", "--warmups", "0,5",
                         "--depths", "1",

@@ -12,7 +12,7 @@ import pytest
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "corpus_memory.py"
 
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 def test_two_million_lines_cost_at_most_64_bytes_a_line_beyond_the_base():
     result = subprocess.run([sys.executable, BENCHMARK, "--lines", "100000", "2000000",
                              "--json"], capture_output=True, text=True, timeout=900,

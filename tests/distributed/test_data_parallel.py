@@ -29,9 +29,9 @@ def mpiexec():
     return str(beside) if beside.exists() else shutil.which("mpiexec")
 
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.acceptance, pytest.mark.skipif(  # the acceptance tier: it launches MPI
     importlib.util.find_spec("mpi4py") is None or mpiexec() is None,
-    reason="needs mpi4py and mpiexec: pip install -e '.[distributed]'")
+    reason="needs mpi4py and mpiexec: pip install -e '.[distributed]'")]
 
 
 def run(*arguments, ranks=None, timeout=60):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_data_parallel import mpiexec, pytestmark  # noqa: F401  (skips without MPI)
+from test_data_parallel import mpiexec, pytestmark  # noqa: F401  (acceptance; skips without MPI)
 
 import minigrad as mg
 

@@ -106,7 +106,7 @@ def test_the_fused_kernels_take_a_tiny_step_in_at_most_650_launches(monkeypatch)
     assert record["by_kernel"]["fuse:layer_norm_backward"] == 10
 
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 @pytest.mark.parametrize("config, fused, launches", [
     ("small", False, 1300), ("base", False, 2500), ("base", True, 1500)])
 def test_counting_small_and_base_steps(config, fused, launches, monkeypatch):

@@ -212,7 +212,7 @@ def test_two_word_input_comes_from_the_vocabulary(fresh):
     assert len(words) == 2 and not vocab.unknown(words)
 
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 def test_default_page_from_the_script(tmp_path, example_script):
     """No checkpoint, nothing patched: the real toy-en-es vocabulary and the main job's model,
     as the README's command runs it."""

@@ -1,9 +1,9 @@
-"""The tiny monitored run (monitored.py), trained once per session."""
+"""The tiny monitored run (monitored.py), trained once per test session."""
 
 import pytest
-from monitored import start_monitored_run
+from monitored import monitored_run_in, start_monitored_run
 
 
 @pytest.fixture(scope="session")
-def monitored_run(tmp_path_factory):
-    return start_monitored_run(tmp_path_factory.mktemp("monitored"))
+def monitored_run(made_once):
+    return monitored_run_in(made_once("monitored", start_monitored_run))

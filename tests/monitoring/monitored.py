@@ -40,12 +40,18 @@ def write_pairs(root):
 
 
 def start_monitored_run(root):
-    """The shared run, in `root`/run."""
+    """The shared run, in `root`/run, what it printed in `root`/printed.txt."""
     pairs = write_pairs(root)
     with redirect_stdout(io.StringIO()) as printed:
         train_translation("pairs", root / "run", MODEL, TRAINING, data=pairs, showcase=(),
                           tensorboard=root / "tensorboard")
-    return MonitoredRun(root / "run", pairs, root / "tensorboard", printed.getvalue())
+    (root / "printed.txt").write_text(printed.getvalue(), encoding="utf-8")
+
+
+def monitored_run_in(root):
+    """The run start_monitored_run(`root`) made."""
+    return MonitoredRun(root / "run", root / "pairs.tsv", root / "tensorboard",
+                        (root / "printed.txt").read_text(encoding="utf-8"))
 
 
 def run_example(script, *args, timeout=120):

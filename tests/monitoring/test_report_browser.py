@@ -22,7 +22,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 SENTENCES = ["1 2 3", "4 5 6 7 8"]
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.acceptance
 
 
 def browser(tmp_path):

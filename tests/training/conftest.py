@@ -33,18 +33,20 @@ class MemorizedRun:
 
 
 @pytest.fixture(scope="session")
-def memorized_run(tmp_path_factory):
+def memorized_run(made_once):
     """Train on the 16 shortest sentences of a small toy-en-es draw (the article sentences
     "the ball is blue" and "the black cat drank the milk" among them); the pairs task keeps
-    14 of them for training."""
-    root = tmp_path_factory.mktemp("memorized")
+    14 of them for training. Trained once per test session."""
+    root = made_once("memorized", train_memorizing_run)
+    train = load_task("pairs", data=root / "pairs.tsv", seed=MEMORIZING_TRAINING["seed"])["train"]
+    return MemorizedRun(root / "run", list(train))
+
+
+def train_memorizing_run(root):
     drawn = toy_en_es(0, n_train=20, n_valid=0, n_test=0, n_compositional=0,
                       n_cross=0, n_long=0, long_share=0)["train"]
     shortest = sorted(drawn, key=lambda e: (len(e.src), e.src))[:16]
     tsv = root / "pairs.tsv"
     tsv.write_text("".join(f"{e.src}\t{e.tgt}\n" for e in shortest), encoding="utf-8")
-    out = root / "run"
-    train_translation("pairs", out, MEMORIZING_MODEL, MEMORIZING_TRAINING, data=tsv,
+    train_translation("pairs", root / "run", MEMORIZING_MODEL, MEMORIZING_TRAINING, data=tsv,
                       showcase=())
-    train = load_task("pairs", data=tsv, seed=MEMORIZING_TRAINING["seed"])["train"]
-    return MemorizedRun(out, list(train))

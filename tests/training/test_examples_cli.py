@@ -157,7 +157,7 @@ def test_alignment_layers_measures_each_layer_against_the_lexicon(memorized_run)
 
 # ----- train_translation.py -------------------------------------------------------------------
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 def test_train_translation_leaves_a_complete_run_folder(tmp_path):
     out = tmp_path / "run"
     result = run_example("train_translation.py", "--steps", 20, "--eval-every", 10, "--out",
@@ -175,6 +175,7 @@ def test_train_translation_leaves_a_complete_run_folder(tmp_path):
     assert "the ball is blue  ->  " in result.stdout  # the showcase translations
 
 
+@pytest.mark.acceptance
 def test_ctrl_c_saves_exits_130_and_resume_finishes_the_run(tmp_path):
     """The documented behaviour: Ctrl-C stops after the current step, saves last.npz, says how
     to continue and exits with status 130; --resume then appends to metrics.jsonl."""
@@ -207,7 +208,7 @@ def test_ctrl_c_saves_exits_130_and_resume_finishes_the_run(tmp_path):
 
 # ----- copy_task.py ---------------------------------------------------------------------------
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 def test_copy_task_runs_and_reports_held_out_exact_match(tmp_path):
     result = run_example("copy_task.py", "--steps", 30, "--out", tmp_path / "copy",
                          timeout=300)

@@ -29,7 +29,7 @@ def teacher_forcing_batch(sequences, lengths):
     return tgt_in, tgt_out
 
 
-@pytest.mark.slow
+@pytest.mark.acceptance
 def test_a_small_model_learns_to_copy():
     """2+2 layers of width 32, 400 steps of 64 sequences with Adam (the paper's betas and eps)
     and Noam warmup; then greedy copies of 200 fresh sequences, >= 90% exactly right."""
