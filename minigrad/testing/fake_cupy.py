@@ -13,6 +13,10 @@ it behaves as CuPy does:
 - No implicit conversion to NumPy: `numpy.asarray(x)` raises TypeError (use `x.get()` or
   `cupy.asnumpy(x)`), and a NumPy array as an operand of an op raises TypeError.
 - Reductions return 0-d arrays, never NumPy scalars.
+- Results are laid out as CuPy lays them out: a ufunc's (an operator's, a matrix product's), a
+  reduction's and a fused function's output is a new C-contiguous array (`_core/_kernel.pyx`
+  makes it with `_ndarray_init(out_shape)`), where NumPy follows its inputs' order; `astype`
+  and `copy(order=)` keep the order they are given.
 - Integer array indices wrap around (`x[[5]]` of 3 elements is `x[[2]]`), in indexing,
   `take`, `take_along_axis` and `put_along_axis`; integer scalars out of range raise.
 - Devices: `cuda.Device(n)` (a context manager, or `.use()`), `n` below the device count
@@ -21,11 +25,15 @@ it behaves as CuPy does:
   unavailable. A random generator computes on the device where it was made.
 - No `__index__`: a 0-d array is not an index (`range(x)`, `list[x]` raise TypeError).
 - `cupy.fuse` runs the function eagerly, as one launch; inside it only ufuncs, operators,
-  `astype` and reductions (no `mean`, no `keepdims`) are allowed, as in CuPy's fusion
+  `astype`, `copy` and reductions (no `mean`, no `keepdims`) are allowed, as in CuPy's fusion
   (`_core/fusion.pyx`), one reduction at most, after which only its result, values made
-  from it and constants may be used (an argument there raises, as in CuPy), and a ufunc of
-  scalars only is computed in the loop CuPy's fusion picks for it: the smallest that the
-  weak scalars fit (`1 - 0.1` gives float16 0.89990234).
+  from it and constants may be used (an argument there raises, as in CuPy). An argument has
+  what CuPy's fusion variables have (`_FusionVarArray`: dtype, ndim, operators, `astype`,
+  `copy`, `x[...] = y`): a method, an index, `shape` or `T` raises (CuPy would fall back for
+  good to its slower new fusion). Each ufunc is computed in the loop CuPy's fusion picks
+  from CuPy's own loops of that ufunc (`cupy_names.json`'s "ufunc loops", from
+  `cupy.<ufunc>.types`): the first that the arrays cast to safely and the weak scalars fit
+  (`1 - 0.1` of two Python scalars gives float16 0.89990234).
   `ElementwiseKernel`, `ReductionKernel` and `RawKernel` raise: CUDA source runs on a GPU only.
 
 Counting, in `monitor` (`reset()`; `launches`, `syncs`, Counters by name; `largest_array`):
