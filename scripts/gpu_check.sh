@@ -146,8 +146,17 @@ fi
 if part tests; then
     # -o addopts=: none of pyproject.toml's options (--no-loadscope-reorder needs
     # pytest-xdist 3.8); --dist load shares one file's tests (the op checks) over the workers
-    options=(-o addopts= -q -m gpu -p no:cacheprovider -n "$WORKERS" --dist load
-             --continue-on-collection-errors --timeout 40 -ra)
+    options=(-o addopts= -q -m gpu -p no:cacheprovider --continue-on-collection-errors -ra)
+    if grep -qs "pytest-xdist not installed" "$RECORDS/env.log"; then
+        echo "tests: no pytest-xdist, in one process"
+    else
+        options+=(-n "$WORKERS" --dist load)
+    fi
+    if grep -qs "pytest-timeout not installed" "$RECORDS/env.log"; then
+        echo "tests: no pytest-timeout, no test's own time limit"
+    else
+        options+=(--timeout 40)
+    fi
     if [ -n "$TESTS" ]; then
         echo "== tests: $TESTS (at most 140s)"
         # shellcheck disable=SC2086  # TESTS is a selection of several words
