@@ -64,6 +64,7 @@ def pytest_configure(config):
             f"MINIGRAD_REQUIRE_CUDA=1 but CuPy cannot run here ({CUDA_MISSING.splitlines()[0]}):"
             " the cuda tests would run on the CuPy stand-in; unset it to run them so")
 
+
 DEVICES = [
     pytest.param("cpu", id="cpu"),
     pytest.param("cuda", id="cuda", marks=pytest.mark.gpu),

@@ -1,7 +1,8 @@
 """scripts/gpu_check.sh, the one call a GPU machine gets, dry run on the CPU (DEVICE=cpu): each
 part runs on the CuPy stand-in and passes, at most 4 files come back, the one-screen summary
 is printed last, and a call killed after its smoke part has left the smoke's result and the
-console in OUT; its time boxes fit the timeout it asks for."""
+console in OUT; its time boxes fit the timeout it asks for; and the guard it sets,
+MINIGRAD_REQUIRE_CUDA=1, stops pytest with one line where CuPy cannot run."""
 
 import os
 import re
@@ -84,3 +85,20 @@ def test_the_time_boxes_and_their_graces_fit_the_timeout_the_script_asks_for():
             re.findall(r"timeout (?:-s INT )?-k (\d+) (\d+)", text)}
     used |= {(int(box), int(grace)) for box, grace in re.findall(r"\btimed (\d+) (\d+) ", text)}
     assert used - {(140, 5)} <= boxes, used - boxes  # 140 s: the TESTS rerun, a call alone
+
+
+def test_requiring_cuda_where_cupy_cannot_run_stops_pytest_with_one_line(tmp_path):
+    """gpu_check.sh's MINIGRAD_REQUIRE_CUDA=1: no test passes on the CuPy stand-in instead."""
+    from conftest import ON_GPU
+
+    if ON_GPU:
+        pytest.skip("CuPy runs on this machine's GPU: nothing to refuse")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider", "-q",
+         str(ROOT / "tests/engine/test_kernels.py")], cwd=tmp_path, capture_output=True,
+        text=True, timeout=120,
+        env={**os.environ, "MINIGRAD_REQUIRE_CUDA": "1", "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 4 and not result.stdout.strip()
+    assert re.fullmatch(r"ERROR: MINIGRAD_REQUIRE_CUDA=1 but CuPy cannot run here \(.+\): the "
+                        r"cuda tests would run on the CuPy stand-in; unset it to run them so",
+                        result.stderr.strip()), result.stderr

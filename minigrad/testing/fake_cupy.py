@@ -246,7 +246,7 @@ _FUSABLE = {"sum", "prod", "max", "min", "amax", "amin", "where", "astype", "cop
 _UFUNC_LOOPS = NAMES["ufunc loops"]  # CuPy's own loops of each ufunc ("ff->f", ...)
 # names CuPy's reductions (and its elementwise `where`) give a new C-contiguous array
 _C_ORDERED = {"sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "any", "all",
-              "argmax", "argmin", "where", "clip", "cumsum"}
+              "argmax", "argmin", "where", "clip"}
 
 
 _REDUCTIONS = {"sum", "prod", "max", "min", "amax", "amin"}
