@@ -648,7 +648,8 @@ class ndarray:  # noqa: N801  (CuPy's name)
         return ndarray._make(self._a[parts], self._device)
 
     def __setitem__(self, index, value) -> None:
-        if not (index is Ellipsis or index == slice(None)):  # a fusion's one assignment
+        # a fusion allows x[...] = y and x[:] = y only
+        if not (index is Ellipsis or isinstance(index, slice) and index == slice(None)):
             _outside_fusion("indexed assignment")
         parts, fancy, boolean = self._index(index, "setitem")
         _check_device(self, "setitem")

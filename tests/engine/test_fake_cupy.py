@@ -174,6 +174,7 @@ def test_results_of_ufuncs_reductions_and_fused_functions_are_c_contiguous():
     (lambda a: a.sum(), "'sum' of an array"), (lambda a: a[0] + 1, "'indexing'"),
     (lambda a: a.reshape(-1) * 2, "'reshape'"), (lambda a: a * a.shape[0], "'shape'"),
     (lambda a: a.T * 2, "'T'"), (lambda a: a.max(axis=0), "'max'"),
+    (lambda a: a.__setitem__(0, 1.0), "'indexed assignment'"),
     (lambda a: a @ a, "'matmul' is not a CuPy ufunc")])
 def test_fuse_refuses_what_cupys_fusion_variables_lack(body, what):
     """Inside a fused function an argument has dtype, ndim, operators, astype, copy and
