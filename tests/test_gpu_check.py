@@ -89,9 +89,9 @@ def test_the_time_boxes_and_their_graces_fit_the_timeout_the_script_asks_for():
 
 def test_requiring_cuda_where_cupy_cannot_run_stops_pytest_with_one_line(tmp_path):
     """gpu_check.sh's MINIGRAD_REQUIRE_CUDA=1: no test passes on the CuPy stand-in instead."""
-    from conftest import ON_GPU
+    from minigrad.backend import cupy_backend
 
-    if ON_GPU:
+    if cupy_backend._stand_in is None:  # tests/conftest.py found a GPU and left CuPy be
         pytest.skip("CuPy runs on this machine's GPU: nothing to refuse")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider", "-q",
