@@ -84,6 +84,8 @@ def test_the_time_boxes_and_their_graces_fit_the_timeout_the_script_asks_for():
     used = {(int(box), int(grace)) for grace, box in
             re.findall(r"timeout (?:-s INT )?-k (\d+) (\d+)", text)}
     used |= {(int(box), int(grace)) for box, grace in re.findall(r"\btimed (\d+) (\d+) ", text)}
+    bench = re.search(r'CONFIGS="small base" .*BENCH_BOX=(\d+)\n', text)  # 1 s grace on cuda
+    used.add((int(bench[1]), int(re.search(r'timed "\$BENCH_BOX" (\d+) ', text)[1])))
     assert used - {(140, 5)} <= boxes, used - boxes  # 140 s: the TESTS rerun, a call alone
 
 
