@@ -5,8 +5,8 @@ Each check computes the same thing on 'cpu' and on 'cuda' and prints the largest
 backward through a small network, cross-entropy with label smoothing and ignored targets,
 masked softmax with a fully masked row, LayerNorm forward and backward, embedding backward
 with repeated ids, and three Trainer steps without dropout. The checks run in float32, the
-Trainer's dtype, but cross-entropy, in float64 (to 1e-9), so that few kernels are compiled
-twice (once a dtype): the run fits its time box on a cold kernel cache. Then the same checks
+Trainer's dtype, but cross-entropy, in float64 (to 1e-9), so that on a cold kernel cache
+few of CuPy's kernels are compiled for two dtypes (its box is 65 s). Then the same checks
 with the fused kernels on. Then NCCL on one GPU: an allreduce of ones(4) over a communicator
 of one rank. Under MINIGRAD_REQUIRE_CUDA=1 (scripts/gpu_check.sh) it first checks that
 'cuda' is a real GPU, not the CuPy stand-in. Then, where PyTorch
