@@ -1,7 +1,7 @@
-"""The one-screen summary of a scripts/gpu_check.sh call, from its records folder: each part's
-status, the tests (counts, the failing ones, the slowest), the main run's ms per step on the
-GPU against the CPU, the benchmarks' ms per step against torch, and the smoke run's failures
-and launch counts.
+"""The one-screen summary of a scripts/gpu_check.sh call, from its records folder: the
+versions, each step's status, the tests (counts, the failing ones, the slowest), the main
+run's ms per step on the GPU against the CPU, the benchmarks' ms per step against torch, and
+the smoke run's failures and launch counts.
 
     python scripts/gpu_check_summary.py RECORDS [SECONDS]
 """
@@ -65,6 +65,12 @@ def benchmarks(records):
     return lines
 
 
+def environment(records):
+    path = records / "env.log"
+    return [line for line in path.read_text().splitlines() if line.strip()][:4] \
+        if path.exists() else []
+
+
 def smoke(records):
     path = records / "smoke.log"
     if not path.exists():
@@ -77,6 +83,7 @@ def main():
     records = Path(sys.argv[1])
     status = records / "status.txt"
     lines = [f"== summary{f' ({sys.argv[2]}s)' if len(sys.argv) > 2 else ''}"]
+    lines += environment(records)
     lines += status.read_text().splitlines() if status.exists() else ["no part ran"]
     lines += smoke(records) + tests(records) + main_run(records) + benchmarks(records)
     print("\n".join(lines))

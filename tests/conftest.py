@@ -4,7 +4,8 @@ Profiles (env HYPOTHESIS_PROFILE; default `ci` when env CI is set, else `dev`):
 `ci` bounded and derandomized, `dev` quick and random, `thorough` many examples, `gpu` few,
 `versions` quick and derandomized (CI's runs on the other Pythons and NumPys, `.ci/run`).
 The `device` fixture runs each test on 'cpu' and on 'cuda': real CuPy where a GPU is present,
-otherwise the strict CuPy stand-in (`minigrad.testing.fake_cupy`, two devices).
+otherwise the strict CuPy stand-in (`minigrad.testing.fake_cupy`, two devices), except under
+MINIGRAD_REQUIRE_CUDA=1, where a machine without a working CuPy runs no test.
 """
 
 import fcntl
@@ -39,19 +40,32 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.nodeid.split("::")[0] == MAIN_JOB_MODULE)
 
 
-def cuda_available():
-    """Whether CuPy is installed and sees a GPU."""
+def cuda_missing():
+    """Why CuPy cannot run here (no CuPy, no driver, no GPU), or None where it can."""
     try:
         import cupy
 
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except (ImportError, RuntimeError):  # no CuPy, or CuPy's CUDARuntimeError: no driver
-        return False
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            return None
+        return "CuPy sees no GPU"
+    except (ImportError, RuntimeError) as error:  # CuPy's CUDARuntimeError: no driver
+        return f"{type(error).__name__}: {error}"
 
 
-ON_GPU = cuda_available()
-if not ON_GPU:  # the cuda cases run on the CuPy stand-in, with two devices
+CUDA_MISSING = cuda_missing()
+ON_GPU = CUDA_MISSING is None
+REQUIRE_CUDA = os.environ.get("MINIGRAD_REQUIRE_CUDA") == "1"  # scripts/gpu_check.sh sets it
+if not ON_GPU and not REQUIRE_CUDA:  # the cuda cases run on the CuPy stand-in, two devices
     fake_cupy.install(devices=2)
+
+
+def pytest_configure(config):
+    """MINIGRAD_REQUIRE_CUDA=1 without a GPU: no test runs (the stand-in would pass them)."""
+    if REQUIRE_CUDA and not ON_GPU:
+        raise pytest.UsageError(
+            f"MINIGRAD_REQUIRE_CUDA=1 but CuPy cannot run here ({CUDA_MISSING.splitlines()[0]}):"
+            " the cuda tests would run on the CuPy stand-in; unset it to run them so")
+
 
 DEVICES = [
     pytest.param("cpu", id="cpu"),

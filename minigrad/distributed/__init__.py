@@ -19,7 +19,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from .communicator import DistributedError, MPICommunicator, SingleProcess
+from .communicator import DEFAULT_TIMEOUT_S, DistributedError, MPICommunicator, SingleProcess
 from .reducer import GradientReducer
 
 if TYPE_CHECKING:  # nccl.py is imported only for a 'cuda' device
@@ -35,7 +35,7 @@ def launched_by_mpi() -> bool:
     return any(name in os.environ for name in _LAUNCHER_VARIABLES)
 
 
-def init(required: bool = False, timeout_s: float = 600.0, device: str = "cpu"
+def init(required: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S, device: str = "cpu"
          ) -> SingleProcess | MPICommunicator | NCCLCommunicator:
     """The communicator of this process: MPI when launched by mpiexec (with NCCL for the
     arrays of a `device` "cuda"), else a single process. With `required`, a process that was
@@ -47,7 +47,7 @@ def init(required: bool = False, timeout_s: float = 600.0, device: str = "cpu"
                 "distributed training needs an MPI launcher: run it as `mpiexec -n 2 python "
                 "-m mpi4py SCRIPT ...` (pip install -e '.[distributed]' installs mpi4py and "
                 "MPICH)")
-        return SingleProcess()
+        return SingleProcess(timeout_s)
     try:
         import mpi4py  # noqa: F401
     except ImportError:

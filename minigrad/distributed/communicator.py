@@ -23,6 +23,7 @@ from ..errors import MinigradError
 SPIN_S = 0.02  # polling without a pause this long first
 SHORTEST_PAUSE_S = 5e-5
 LONGEST_PAUSE_S = 0.001
+DEFAULT_TIMEOUT_S = 600.0  # a collective's deadline unless the caller gives one
 
 
 def wait_until(done, timeout_s, expired) -> None:
@@ -47,13 +48,15 @@ class DistributedError(MinigradError, RuntimeError):
 
 
 class SingleProcess:
-    """The communicator of a process that trains alone: rank 0 of 1."""
+    """The communicator of a process that trains alone: rank 0 of 1. `timeout_s` bounds a
+    wait for the device (an NCCLCommunicator over it); `abort` raises the message."""
 
     rank, world_size, local_rank = 0, 1, 0
     name = "single process"
 
-    def __init__(self) -> None:
+    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.context = ""
+        self.timeout_s = float(timeout_s)
 
     def takes(self, array) -> bool:
         return True
@@ -82,13 +85,17 @@ class SingleProcess:
     def barrier(self, what="barrier") -> None:
         pass
 
+    def abort(self, message) -> None:
+        """No other rank to end: `message` as a DistributedError."""
+        raise DistributedError(message)
+
 
 class MPICommunicator:
     """MPI_COMM_WORLD of mpi4py; `timeout_s` is every collective's deadline."""
 
     name = "MPI"
 
-    def __init__(self, timeout_s=600.0, comm=None) -> None:
+    def __init__(self, timeout_s=DEFAULT_TIMEOUT_S, comm=None) -> None:
         from mpi4py import MPI
 
         self.MPI = MPI

@@ -7,8 +7,10 @@ machine). NCCL's unique id (128 bytes) is made on rank 0 and sent to the others 
 device arrays is enqueued on the current stream and returns at once: the kernels after it
 (the optimizer's) wait for it on the device, not on the host. Where the host must read the
 device anyway (the Trainer's read steps), `synchronize(what)` waits for the stream by polling
-(communicator.wait_until) under the MPI communicator's deadline, so that a rank whose peer died ends
-the job with a message instead of hanging in NCCL for ever.
+(communicator.wait_until) under the MPI communicator's deadline, so that a rank whose peer died
+ends the job with a message instead of hanging in NCCL for ever. Over a `SingleProcess` (one
+GPU, no launcher) the same calls run on a communicator of one rank.
+`cupy.cuda.nccl` imports without libnccl and sets `available` false: checked here.
 """
 
 import importlib
@@ -33,6 +35,11 @@ class NCCLCommunicator:
         except ImportError as error:
             raise DistributedError(f"NCCL needs CuPy 14 and its NCCL runtime ({error}): "
                                    f"{INSTALL_CUPY}") from None
+        if not nccl.available:  # CuPy imports without libnccl, only warns and says so here
+            raise DistributedError(
+                f"NCCL: CuPy {cupy.__version__} found no NCCL library (libnccl) on this "
+                "machine: pip install 'nvidia-nccl-cu12' (CUDA 12) or 'nvidia-nccl-cu13' "
+                "(CUDA 13), or train on one GPU without mpiexec")
         self.mpi, self.cupy = mpi, cupy
         self.rank, self.world_size, self.local_rank = mpi.rank, mpi.world_size, mpi.local_rank
         self.device = cupy.cuda.Device(self.local_rank)

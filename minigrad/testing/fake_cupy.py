@@ -13,6 +13,10 @@ it behaves as CuPy does:
 - No implicit conversion to NumPy: `numpy.asarray(x)` raises TypeError (use `x.get()` or
   `cupy.asnumpy(x)`), and a NumPy array as an operand of an op raises TypeError.
 - Reductions return 0-d arrays, never NumPy scalars.
+- Results are laid out as CuPy lays them out: a ufunc's (an operator's, a matrix product's), a
+  reduction's and a fused function's output is a new C-contiguous array (`_core/_kernel.pyx`
+  makes it with `_ndarray_init(out_shape)`), where NumPy follows its inputs' order; `astype`
+  and `copy(order=)` keep the order they are given.
 - Integer array indices wrap around (`x[[5]]` of 3 elements is `x[[2]]`), in indexing,
   `take`, `take_along_axis` and `put_along_axis`; integer scalars out of range raise.
 - Devices: `cuda.Device(n)` (a context manager, or `.use()`), `n` below the device count
@@ -21,11 +25,15 @@ it behaves as CuPy does:
   unavailable. A random generator computes on the device where it was made.
 - No `__index__`: a 0-d array is not an index (`range(x)`, `list[x]` raise TypeError).
 - `cupy.fuse` runs the function eagerly, as one launch; inside it only ufuncs, operators,
-  `astype` and reductions (no `mean`, no `keepdims`) are allowed, as in CuPy's fusion
+  `astype`, `copy` and reductions (no `mean`, no `keepdims`) are allowed, as in CuPy's fusion
   (`_core/fusion.pyx`), one reduction at most, after which only its result, values made
-  from it and constants may be used (an argument there raises, as in CuPy), and a ufunc of
-  scalars only is computed in the loop CuPy's fusion picks for it: the smallest that the
-  weak scalars fit (`1 - 0.1` gives float16 0.89990234).
+  from it and constants may be used (an argument there raises, as in CuPy). An argument has
+  what CuPy's fusion variables have (`_FusionVarArray`: dtype, ndim, operators, `astype`,
+  `copy`, `x[...] = y`): a method, an index, `shape` or `T` raises (CuPy would fall back for
+  good to its slower new fusion). Each ufunc is computed in the loop CuPy's fusion picks
+  from CuPy's own loops of that ufunc (`cupy_names.json`'s "ufunc loops", from
+  `cupy.<ufunc>.types`): the first that the arrays cast to safely and the weak scalars fit
+  (`1 - 0.1` of two Python scalars gives float16 0.89990234).
   `ElementwiseKernel`, `ReductionKernel` and `RawKernel` raise: CUDA source runs on a GPU only.
 
 Counting, in `monitor` (`reset()`; `launches`, `syncs`, Counters by name; `largest_array`):
@@ -234,8 +242,11 @@ _HOST_ONLY = {"shape", "ndim", "size", "result_type", "can_cast", "promote_types
 _SYNCING = {"nonzero", "flatnonzero", "argwhere", "unique", "extract", "compress",
             "asnumpy", "get", "item", "tolist", "tobytes"}
 # allowed inside cupy.fuse besides ufuncs and operators (CuPy's fusion has no `mean`)
-_FUSABLE = {"sum", "prod", "max", "min", "amax", "amin", "where", "astype", "clip"}
-_LOOP_TYPES = set("?bBhHiIlLqQefdFD")  # the dtypes of CuPy's ufunc loops
+_FUSABLE = {"sum", "prod", "max", "min", "amax", "amin", "where", "astype", "copy", "clip"}
+_UFUNC_LOOPS = NAMES["ufunc loops"]  # CuPy's own loops of each ufunc ("ff->f", ...)
+# names CuPy's reductions (and its elementwise `where`) give a new C-contiguous array
+_C_ORDERED = {"sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "any", "all",
+              "argmax", "argmin", "where", "clip"}
 
 
 _REDUCTIONS = {"sum", "prod", "max", "min", "amax", "amin"}
@@ -286,16 +297,18 @@ def _flat(values):
 
 
 def _fused_loop(ufunc, operands):
-    """The loop CuPy's fusion picks for a ufunc: the first of its loops to which each operand
+    """The loop CuPy's fusion picks for a ufunc: the first of CuPy's own loops of that ufunc
+    (`cupy_names.json`, from an installed CuPy's `ufunc.types`) to which each operand
     casts safely or, for a scalar (every scalar is weak there), which
     `result_type(type(scalar)(0), loop type)` keeps (`_core/fusion.pyx` `call_ufunc` ->
     `_core/_kernel.pyx` `_guess_routine_from_in_types`, without the guard that eager ufuncs
     apply, `_check_should_use_weak_scalar`): `1 - 0.1` is computed in float16 there."""
+    if ufunc.__name__ not in _UFUNC_LOOPS:
+        raise TypeError(f"cupy.fuse: '{ufunc.__name__}' is not a CuPy ufunc and cannot be "
+                        "fused")
     dtypes = [np.asarray(operand).dtype for operand in operands]
-    for loop in ufunc.types:
+    for loop in _UFUNC_LOOPS[ufunc.__name__]:
         ins, outs = loop.split("->")
-        if not set(ins + outs) <= _LOOP_TYPES:
-            continue
         for dtype, operand, char in zip(dtypes, operands, ins):
             if np.can_cast(dtype, char):
                 continue
@@ -307,7 +320,7 @@ def _fused_loop(ufunc, operands):
             except TypeError:
                 break
         else:
-            return ins
+            return ins, outs
     raise TypeError(f"Invalid type cast in '{ufunc.__name__}': {dtypes} -> []")
 
 
@@ -317,13 +330,14 @@ def _call_fused_ufunc(ufunc, args, kwargs):
         raise TypeError(f"Wrong arguments {kwargs}")
     _Fusion.refuse_before(ufunc.__name__, args)
     operands = _unwrap(args, ufunc.__name__)
-    ins = _fused_loop(ufunc, operands)
+    ins, outs = _fused_loop(ufunc, operands)
     cast = [np.asarray(a).astype(char, copy=False) for a, char in zip(operands, ins)]
+    result = np.asarray(ufunc(*cast)).astype(outs, copy=False)  # a 1-output loop's type
     out = kwargs.get("out")
     if out is not None:
-        ufunc(*cast, out=_unwrap(out, ufunc.__name__), casting="same_kind")
+        np.copyto(_unwrap(out, ufunc.__name__), result, casting="same_kind")
         return _Fusion.track(ufunc.__name__, out)
-    return _Fusion.track(ufunc.__name__, _wrap(ufunc(*cast), _Devices.current))
+    return _Fusion.track(ufunc.__name__, _wrap(result, _Devices.current))
 
 
 class _FusedScalar:
@@ -420,6 +434,8 @@ def _run(name, function, args, kwargs):
     if name in _SYNCING:
         monitor.sync(name)
     result = function(*raw_args, **raw_kwargs)
+    if out is None and (isinstance(function, np.ufunc) or name in _C_ORDERED):
+        result = _c_ordered(result)
     if name in _HOST_ONLY:
         pass
     elif name in _MAYBE_VIEWS:
@@ -432,6 +448,26 @@ def _run(name, function, args, kwargs):
         if extra:
             monitor.launch(f"{name} (inside)", extra)
     return _wrap(result, device, out if isinstance(out, ndarray) else None)
+
+
+def _c_ordered(result):
+    """A new array as CuPy makes it: C-contiguous (`_core/_kernel.pyx`: a ufunc's, a
+    reduction's outputs are `_ndarray_init(out_shape)`), not NumPy's order of the inputs."""
+    if isinstance(result, tuple):
+        return tuple(_c_ordered(item) for item in result)
+    if isinstance(result, np.ndarray) and not result.flags.c_contiguous:
+        return np.ascontiguousarray(result)
+    return result
+
+
+def _outside_fusion(what):
+    """Refuse what CuPy's fusion variables lack (`_core/fusion.pyx` `_FusionVarArray`: dtype,
+    ndim, operators, astype, copy and `x[...] = y` only): CuPy would fall back for good to
+    its new fusion, silently."""
+    if _Fusion.active:
+        raise TypeError(f"cupy.fuse: '{what}' of an array inside a fused function; CuPy's "
+                        "fusion variables have only dtype, ndim, operators, astype, copy and "
+                        "`x[...] = y` (use the cupy function, or do it outside the fusion)")
 
 
 class Flags:
@@ -469,8 +505,16 @@ def _unary(name, function):
     return operator
 
 
+def _unfused_property(name, get):
+    def read(self):
+        _outside_fusion(name)
+        return get(self)
+    return property(read)
+
+
 def _read(name, convert):
     def method(self, *args):
+        _outside_fusion(name)
         monitor.sync(name)
         return convert(self._a, *args)
     return method
@@ -497,26 +541,26 @@ class ndarray:  # noqa: N801  (CuPy's name)
         return result
 
     # ----- what it is ---------------------------------------------------------------------
-    shape = property(lambda self: self._a.shape)
-    dtype = property(lambda self: self._a.dtype)
+    dtype = property(lambda self: self._a.dtype)  # a fusion variable has these two
     ndim = property(lambda self: self._a.ndim)
-    size = property(lambda self: self._a.size)
-    itemsize = property(lambda self: self._a.itemsize)
-    nbytes = property(lambda self: self._a.nbytes)
-    strides = property(lambda self: self._a.strides)
-    flags = property(lambda self: Flags(self._a))
-    device = property(lambda self: Device(self._device))
-    T = property(lambda self: ndarray._make(self._a.T, self._device))
-    mT = property(lambda self: ndarray._make(self._a.mT, self._device))
-
-    @property
-    def base(self):
-        return None if self._a.base is None else ndarray._make(self._a.base, self._device)
+    shape = _unfused_property("shape", lambda self: self._a.shape)
+    size = _unfused_property("size", lambda self: self._a.size)
+    itemsize = _unfused_property("itemsize", lambda self: self._a.itemsize)
+    nbytes = _unfused_property("nbytes", lambda self: self._a.nbytes)
+    strides = _unfused_property("strides", lambda self: self._a.strides)
+    flags = _unfused_property("flags", lambda self: Flags(self._a))
+    device = _unfused_property("device", lambda self: Device(self._device))
+    T = _unfused_property("T", lambda self: ndarray._make(self._a.T, self._device))
+    mT = _unfused_property("mT", lambda self: ndarray._make(self._a.mT, self._device))
+    base = _unfused_property("base", lambda self: None if self._a.base is None
+                             else ndarray._make(self._a.base, self._device))
 
     def __len__(self) -> int:
+        _outside_fusion("len()")
         return len(self._a)
 
     def __iter__(self):
+        _outside_fusion("iteration")
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
@@ -594,6 +638,7 @@ class ndarray:  # noqa: N801  (CuPy's name)
         return tuple(converted), fancy, boolean
 
     def __getitem__(self, index):
+        _outside_fusion("indexing")
         parts, fancy, boolean = self._index(index, "getitem")
         _check_device(self, "getitem")
         if boolean:
@@ -603,6 +648,9 @@ class ndarray:  # noqa: N801  (CuPy's name)
         return ndarray._make(self._a[parts], self._device)
 
     def __setitem__(self, index, value) -> None:
+        # a fusion allows x[...] = y and x[:] = y only
+        if not (index is Ellipsis or isinstance(index, slice) and index == slice(None)):
+            _outside_fusion("indexed assignment")
         parts, fancy, boolean = self._index(index, "setitem")
         _check_device(self, "setitem")
         value = _unwrap(value, "setitem")
@@ -618,9 +666,11 @@ class ndarray:  # noqa: N801  (CuPy's name)
         return _call("astype", lambda a: a.astype(dtype, order=order), (self,), {})
 
     def reshape(self, *shape, order="C"):
+        _outside_fusion("reshape")
         return _call("reshape", lambda a: a.reshape(*shape, order=order), (self,), {})
 
     def take(self, indices, axis=None, out=None):
+        _outside_fusion("take")
         return _namespace.take(self, indices, axis=axis, out=out)
 
     def copy(self, order="C"):
@@ -629,6 +679,7 @@ class ndarray:  # noqa: N801  (CuPy's name)
 
 def _method(name):
     def method(self, *args, **kwargs):
+        _outside_fusion(name)
         return _call(name, lambda a, *rest, **kw: getattr(a, name)(*rest, **kw), (self, *args),
                      kwargs)
     method.__name__ = name
@@ -740,6 +791,18 @@ def put_along_axis(a, indices, values, axis):
                  (a, indices, values), {})
 
 
+def _fused_result(result):
+    """What a fused function returns, as CuPy's fusion does: its arrays C-contiguous (new
+    arrays of the kernel's output shape), its fusion scalars as values."""
+    if isinstance(result, tuple):
+        return tuple(_fused_result(item) for item in result)
+    if isinstance(result, _FusedScalar):
+        return result.value
+    if isinstance(result, ndarray) and not result._a.flags.c_contiguous:
+        return ndarray._make(np.ascontiguousarray(result._a), result._device)
+    return result
+
+
 def fuse(*args, **kwargs):
     """cupy.fuse, run eagerly: `@fuse` or `@fuse(kernel_name=...)`; one launch per call.
     As in CuPy (`_core/fusion.pyx` `Fusion.__call__`), a call without an array argument runs
@@ -756,7 +819,7 @@ def fuse(*args, **kwargs):
             try:
                 result = function(*[arg if isinstance(arg, ndarray) or arg is None
                                     else _FusedScalar(arg) for arg in call_args])
-                return _unwrap(result, "fuse") if isinstance(result, _FusedScalar) else result
+                return _fused_result(result)
             finally:
                 _Fusion.reduced, _Fusion.after = outer
                 _Fusion.active -= 1

@@ -4,7 +4,8 @@ call protocol NCCL has (a unique id from rank 0, pointers, element counts, NCCL 
 a stream). It checks that the communicator calls NCCL as NCCL must be called, as CuPy 14
 has it (`cupy_backends/cuda/libs/nccl.pyx`): the id is 128 bytes, and `cuda.nccl` is there
 only once `fake_nccl.cuda.nccl` is imported by name (`import cupy` does not load
-`cupy.cuda.nccl`). The GPU run itself needs a GPU."""
+`cupy.cuda.nccl`), and `cuda.nccl.available` says whether CuPy found libnccl (CuPy imports
+without it and sets the flag false). The GPU run itself needs a GPU."""
 
 import itertools
 import sys
@@ -15,6 +16,7 @@ from mpi4py import MPI
 
 _arrays = {}  # pointer -> the NumPy array behind a stand-in device array
 _pointers = itertools.count(4096, 4096)
+__version__ = "14.2.0"
 TYPES = {1: np.float16, 2: np.float32, 3: np.float64, 4: np.int32, 5: np.int64, 6: np.uint8}
 
 
@@ -89,7 +91,7 @@ def _unique_id():
 
 nccl = types.ModuleType(f"{__name__}.cuda.nccl")
 vars(nccl).update(
-    get_unique_id=_unique_id, NcclCommunicator=NcclCommunicator, NCCL_SUM=0,
+    available=True, get_unique_id=_unique_id, NcclCommunicator=NcclCommunicator, NCCL_SUM=0,
     NCCL_FLOAT16=1, NCCL_FLOAT32=2, NCCL_FLOAT64=3, NCCL_INT32=4, NCCL_INT64=5, NCCL_UINT8=6)
 cuda = types.ModuleType(f"{__name__}.cuda")
 vars(cuda).update(Device=_Device, get_current_stream=lambda: _Stream())

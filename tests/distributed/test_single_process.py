@@ -78,3 +78,43 @@ def test_no_sync_accumulates_locally_and_the_next_reduce_sums_everything():
     assert twin.sums == 3
     for parameter, local in zip(model.parameters(), accumulated):
         assert np.array_equal(parameter.grad.numpy(), 2 * local)
+
+
+def test_nccl_over_a_single_process_allreduces_and_synchronizes():
+    """One GPU without a launcher (the GPU smoke's case): NCCL's calls on a communicator of
+    one rank, against the NCCL double (fake_nccl.py), and the wait for the stream."""
+    import fake_nccl
+
+    from minigrad.distributed.nccl import NCCLCommunicator
+
+    communicator = NCCLCommunicator(distributed.SingleProcess(), cupy=fake_nccl)
+    summed = communicator.allreduce_sum_(fake_nccl.ndarray(np.ones(4, np.float32)))
+    communicator.synchronize("the allreduce")
+    assert summed.get().tolist() == [1.0] * 4
+    assert fake_nccl.cuda.Device.used == 0
+
+
+def test_a_single_process_waiting_past_its_deadline_for_nccl_gets_one_line(monkeypatch):
+    import fake_nccl
+
+    from minigrad.distributed.nccl import NCCLCommunicator
+
+    communicator = NCCLCommunicator(distributed.SingleProcess(timeout_s=0.05), cupy=fake_nccl)
+    monkeypatch.setattr(fake_nccl._Stream, "done", False)
+    with pytest.raises(distributed.DistributedError,
+                       match=r"rank 0 of 1 waited 0 s for the GPU to finish the allreduce; an "
+                             r"NCCL collective never completed"):
+        communicator.synchronize("the allreduce")
+
+
+def test_cupy_without_libnccl_gets_one_line(monkeypatch):
+    """CuPy imports cupy.cuda.nccl on a machine without libnccl, with `available` false."""
+    import fake_nccl
+
+    from minigrad.distributed.nccl import NCCLCommunicator
+
+    monkeypatch.setattr(fake_nccl.nccl, "available", False)
+    with pytest.raises(distributed.DistributedError,
+                       match=r"^NCCL: CuPy 14.2.0 found no NCCL library \(libnccl\) on this "
+                             r"machine: pip install 'nvidia-nccl-cu12'"):
+        NCCLCommunicator(distributed.SingleProcess(), cupy=fake_nccl)

@@ -145,7 +145,7 @@ def test_dropout_repeats_with_the_seed(device):
     np.testing.assert_array_equal(mg.nn.functional.dropout(x, 0.5).numpy(), first)
 
 
-@pytest.mark.parametrize("device_name", ["cpu", "cuda"])
+@pytest.mark.parametrize("device_name", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_bernoulli_draws_true_with_the_probability_and_repeats_from_the_state(device_name):
     generator = get_backend(device_name).generator
     generator.seed(11)
@@ -178,6 +178,7 @@ def test_cuda_scatter_add_matches_the_cpu(device):
     np.testing.assert_array_equal(backend.to_host(nothing), np.zeros((3, 2)))
 
 
+@pytest.mark.gpu
 def test_cuda_scatter_add_is_linear_in_the_tokens(stand_in):
     """The GPU's scatter-add makes no (vocabulary x tokens) array: a 32k vocabulary at 16k
     tokens would need 2 GB for the one-hot matrix."""
@@ -212,6 +213,7 @@ def test_cuda_generator_state_round_trips(device):
     assert ((again[1] >= 0) & (again[1] < 1)).all()
 
 
+@pytest.mark.gpu
 def test_cuda_blockwise_updates_run_once_on_whole_arrays():
     backend = get_backend("cuda")
     seen = []

@@ -85,6 +85,7 @@ def _tensor_on_a_second_device():
     return mg.ones(3, device="cuda")
 
 
+@pytest.mark.gpu
 def test_mixing_devices_names_the_op_and_both_devices():
     with pytest.raises(DeviceError, match=r"add.*cuda:0.*cpu"):
         _tensor_on_a_second_device() + mg.ones(3)

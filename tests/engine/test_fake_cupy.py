@@ -155,6 +155,54 @@ def test_fuse_refuses_keepdims_and_mean(body):
         fused(cp.ones((2, 3)))
 
 
+def test_results_of_ufuncs_reductions_and_fused_functions_are_c_contiguous():
+    """CuPy makes a ufunc's (a matmul's, a reduction's, a fused function's) output as a new
+    C-contiguous array, where NumPy keeps the inputs' order: a transposed operand gives a
+    C-contiguous result."""
+    x = cp.ones((3, 4, 5), dtype=np.float32).transpose(2, 0, 1)
+    fused = cp.fuse()(lambda a: a * 2)
+    results = [x * 2, cp.exp(x), -x, x + x, cp.sum(x.transpose(1, 0, 2), axis=0), fused(x),
+               cp.where(x > 0, x, 0), x.T @ x.T.transpose(0, 2, 1), x.sum(axis=2)]
+    assert all(result.flags.c_contiguous for result in results)
+    # astype keeps the order (order K), as CuPy's does
+    assert cp.ones((4, 5), np.float32).T.astype(np.float64).flags.f_contiguous
+    out = cp.empty((5, 3, 4), np.float32)
+    assert cp.exp(x, out=out) is out
+
+
+@pytest.mark.parametrize("body, what", [
+    (lambda a: a.sum(), "'sum' of an array"), (lambda a: a[0] + 1, "'indexing'"),
+    (lambda a: a.reshape(-1) * 2, "'reshape'"), (lambda a: a * a.shape[0], "'shape'"),
+    (lambda a: a.T * 2, "'T'"), (lambda a: a.max(axis=0), "'max'"),
+    (lambda a: a.__setitem__(0, 1.0), "'indexed assignment'"),
+    (lambda a: a @ a, "'matmul' is not a CuPy ufunc")])
+def test_fuse_refuses_what_cupys_fusion_variables_lack(body, what):
+    """Inside a fused function an argument has dtype, ndim, operators, astype, copy and
+    `x[...] = y` only (`_FusionVarArray`); a method or an index would send CuPy to its slower
+    new fusion for good, silently."""
+    with pytest.raises(TypeError, match=f"cupy.fuse: {what}"):
+        cp.fuse(kernel_name="refused")(body)(cp.ones((3, 3)))
+
+
+def test_fuse_allows_what_cupys_fusion_variables_have():
+    @cp.fuse()
+    def allowed(a, out):
+        out[...] = cp.sum(a.astype(np.float64).copy() * a.ndim, axis=0) + (a.dtype == a.dtype)
+        return out
+
+    out = cp.empty(3)
+    assert allowed(cp.ones((2, 3), np.float32), out).get().tolist() == [5.0] * 3
+
+
+def test_fused_loops_are_cupys_own():
+    """A fused ufunc is typed by CuPy's loops (`cupy_names.json`, from `cupy.<ufunc>.types`),
+    the first that takes the operands, not NumPy's: int16 by int16 division is CuPy's 'qq->d'
+    (NumPy's first that takes them, 'ff->f', would give float32)."""
+    assert json.loads(NAMES.read_text())["ufunc loops"]["true_divide"][0] == "qq->d"
+    halves = cp.fuse()(lambda a, b: a / b)(cp.ones(2, np.int16), cp.full(2, 2, np.int16))
+    assert halves.dtype == np.float64 and halves.get().tolist() == [0.5, 0.5]
+
+
 def test_fuse_computes_only_with_its_reductions_result_after_it():
     """After its one reduction a fused function may use the reduction's result, values made
     from it and constants, as CuPy's fusion (which raises 'Shape mismatch' otherwise): an

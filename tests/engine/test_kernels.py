@@ -26,6 +26,7 @@ def test_every_kernel_set_has_the_reference_interface(kernels):
         vars(kernels)[name])} - set(INTERFACE)  # no method outside the interface
 
 
+@pytest.mark.gpu
 def test_each_backend_has_its_kernel_set():
     assert type(get_backend("cpu").kernels) is CpuKernels
     assert type(get_backend("cuda").kernels) is ArrayKernels  # the fused path is off

@@ -121,6 +121,7 @@ def test_a_state_that_is_not_an_averages_is_refused_in_one_line():
         average.load_state_dict({"decay": 0.9})
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("fused", [False, True])
 def test_on_a_gpu_the_average_is_one_flat_array_and_the_cpus_bit_for_bit(fused, stand_in,
                                                                           tmp_path):

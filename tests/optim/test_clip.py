@@ -1,6 +1,7 @@
 """Gradient clipping: the norm returned, the scaling, and no change below the threshold."""
 
 import numpy as np
+import pytest
 
 import minigrad as mg
 from minigrad.optim import clip_grad_norm_, clip_grad_value_
@@ -67,6 +68,7 @@ def test_clip_grad_value():
     assert params[0].grad.dtype == np.float32
 
 
+@pytest.mark.gpu
 def test_clipping_on_cuda_matches_the_cpu_and_reads_nothing(stand_in):
     rng = np.random.default_rng(1)
     grads = [rng.standard_normal((30, 20)), rng.standard_normal(7), rng.standard_normal((2, 3))]

@@ -234,6 +234,7 @@ def test_a_skipped_step_changes_nothing_and_the_next_one_matches(name, device):
     np.testing.assert_allclose(flat(params), flat(reference), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("optimizer_class", [SGD, Adam, AdamW])
 def test_on_a_gpu_a_group_updates_in_a_few_launches_and_reads_nothing(optimizer_class,
                                                                        stand_in):

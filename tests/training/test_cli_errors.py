@@ -109,6 +109,7 @@ def test_resume_refuses_another_ema_decay_and_changes_nothing(memorized_run):
     assert folder_digest(memorized_run.path) == before
 
 
+@pytest.mark.gpu
 def test_a_device_without_cupy_or_gpu_is_one_line(tmp_path):
     if shutil.which("nvidia-smi"):
         pytest.skip("this machine has a GPU: the cuda device is there")
