@@ -34,7 +34,7 @@ def main():
         metrics = resume_run(args.out, changes, device=args.device,
                              communicator=cli.communicator(args))
     else:
-        spec = COPY_JOB.with_changes(changes)
+        spec = options.new_spec(parser, COPY_JOB, changes)
         metrics = start_run(spec, args.out, overwrite=args.overwrite, device=args.device,
                             communicator=cli.communicator(args))
     if metrics is None:  # interrupted by Ctrl-C: last.npz is saved

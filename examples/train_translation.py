@@ -31,20 +31,20 @@ def parse_arguments(argv=None):
     parser.add_argument("--device", type=cli.device, default="cpu", help="cpu | cuda | cuda:N")
     options.add_arguments(parser, MAIN_JOB)
     cli.add_distributed_arguments(parser)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.changes = options.changes(args)  # {RunSpec field: value} of the flags given
+    args.spec = None if args.resume else options.new_spec(parser, MAIN_JOB, args.changes)
+    return args
 
 
 def main(argv=None):
     args = parse_arguments(argv)
-    changes = options.changes(args)
     out = args.out or f"runs/{args.task or MAIN_JOB.task.name}"
+    communicator = cli.communicator(args)
     if args.resume:
-        communicator = cli.communicator(args)
-        metrics = resume_run(out, changes, device=args.device, communicator=communicator)
+        metrics = resume_run(out, args.changes, device=args.device, communicator=communicator)
     else:
-        spec = MAIN_JOB.with_changes(changes)  # checked before any process or file is made
-        communicator = cli.communicator(args)
-        metrics = start_run(spec, out, overwrite=args.overwrite, device=args.device,
+        metrics = start_run(args.spec, out, overwrite=args.overwrite, device=args.device,
                             communicator=communicator)
     if metrics is None:  # interrupted by Ctrl-C: last.npz is saved
         return 130

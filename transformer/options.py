@@ -10,12 +10,14 @@ here."""
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from . import cli
 from .data import TASKS
+from .errors import ConfigError
 from .main_job import FLOW_EVERY, MAIN_JOB
 from .run_spec import RunSpec
 from .training import SCHEDULES
@@ -179,6 +181,29 @@ def changes(args: argparse.Namespace) -> dict[str, Any]:
         if value is not None:
             given.update(dict.fromkeys(option.fields, value))
     return given
+
+
+def new_spec(parser: argparse.ArgumentParser, job: RunSpec, given: Mapping[str, Any],
+             ) -> RunSpec:
+    """`job` with the changes `given` (`changes(args)`), checked: a value that breaks a rule
+    is `parser`'s error, one line naming the flags given for the fields it names."""
+    try:
+        return job.with_changes(given)
+    except ConfigError as error:
+        named = [_as_given(path, value) for path, value in given.items()
+                 if re.search(rf"\b{_word(path)}\b", str(error))]
+        parser.error(f"{' '.join(dict.fromkeys(named))}: {error}" if named else str(error))
+
+
+def _word(path: str) -> str:
+    """How a message names the field `path`: its name (the task's: "task")."""
+    return "task" if path == "task.name" else path.partition(".")[2]
+
+
+def _as_given(path: str, value: Any) -> str:
+    """The flag of `path` as given: `--steps 5`, `--norm-first`."""
+    option = next(option for option in OPTIONS if path in option.fields)
+    return option.flag if option.parse is None else f"{option.flag} {value}"
 
 
 def conflicts(spec: RunSpec, given: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:

@@ -13,6 +13,7 @@ tokenizer's pieces and digest are known once it is trained."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -30,15 +31,17 @@ from .training import TrainingConfig
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """The task (transformer.data.TASKS) and, for the tasks that read data, its path (config.json
-    holds it absolute); `skip_bad_lines` leaves out the bad lines of a pairs file instead of
-    refusing it."""
+    """The task (transformer.data.TASKS) and, for the tasks that read data, its path
+    (config.json holds it absolute; a Path is kept as its string); `skip_bad_lines` leaves
+    out the bad lines of a pairs file instead of refusing it."""
 
     name: Annotated[str, one_of(*TASKS)] = "toy-en-es"
     data: Annotated[str | None, optional(TEXT, "the task's own data")] = None
     skip_bad_lines: Annotated[bool, BOOLEAN] = False
 
     def __post_init__(self):
+        if isinstance(self.data, os.PathLike):
+            object.__setattr__(self, "data", os.fspath(self.data))
         rules.check(self, self._across_fields)
 
     def _across_fields(self) -> list[str]:
@@ -82,6 +85,8 @@ class MonitorSpec:
     tensorboard: Annotated[str | None, optional(TEXT, "no TensorBoard")] = None
 
     def __post_init__(self):
+        if isinstance(self.tensorboard, os.PathLike):
+            object.__setattr__(self, "tensorboard", os.fspath(self.tensorboard))
         rules.check(self)
 
 
