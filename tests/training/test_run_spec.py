@@ -75,11 +75,13 @@ def test_the_earlier_layout_is_read():
 
 
 def test_a_config_json_that_is_no_spec_is_one_checkpoint_error_naming_it(tmp_path):
-    folder = RunFolder(tmp_path)
-    for config, fragment in [({**EARLIER, "extra": {}}, "unknown sections ['extra']"),
+    folder, today = RunFolder(tmp_path), RunSpec.from_dict(EARLIER).to_dict()
+    for config, fragment in [({**today, "extra": {}}, "unknown sections ['extra']"),
                              ({**EARLIER, "tokenizer": {"kind": "bpe"}}, "'bpe'"),
-                             ({**EARLIER, "training": {"steps": 0}}, "steps must be an integer"),
-                             ({**EARLIER, "monitors": {"sample": 3}}, "unknown keys ['sample']"),
+                             ({**today, "training": {"steps": 0}}, "steps must be an integer"),
+                             ({**today, "monitors": {"sample": 3}}, "unknown keys ['sample']"),
+                             ({**today, "model": {**today["model"], "n_heads": 3}},
+                              "divisible by n_heads (3)"),
                              ([1, 2], "expected a mapping")]:
         folder.write_json("config.json", config)
         with pytest.raises(CheckpointError, match=re.escape(fragment)) as caught:
