@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import minigrad as mg
+from minigrad import errors as engine
 
 from .config import TransformerConfig
 from .data.tokenizer import WORDS, WordTokenizer
@@ -267,7 +268,7 @@ class RunFolder:
             weights = {**weights, **average["averages"]}
         try:
             model.load_state_dict(weights)
-        except CheckpointError as error:
+        except engine.CheckpointError as error:  # the engine's: the weights do not fit
             raise CheckpointError(f"{path}: {error}") from None
         return model.eval()
 
