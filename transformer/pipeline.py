@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import minigrad as mg
+from minigrad.backend import get_backend
 from minigrad.distributed import SingleProcess
 
 from .builders import build_model_config, build_tokenizer, build_vocab, load_splits, unknown_rate
@@ -42,7 +43,7 @@ def start_run(spec: RunSpec, out, overwrite=False, device="cpu", communicator=No
     training was interrupted (Ctrl-C, the time limit: `resume_run` continues it).
 
     Everything is checked before anything is written: the spec (when it was made), the
-    folder (a folder that already holds a run is refused with ConfigError, unless
+    device, the folder (a folder that already holds a run is refused with ConfigError, unless
     `overwrite`: it is replaced whole once the new run is ready), what the monitors need
     (their extras, a TensorBoard folder that is one and can be written), the data, the
     tokenizer, the model on the device. Then the run folder is written whole, with
@@ -54,6 +55,7 @@ def start_run(spec: RunSpec, out, overwrite=False, device="cpu", communicator=No
     communicator = communicator if communicator is not None else SingleProcess()
     folder = RunFolder(out)
     chief = communicator.rank == 0
+    get_backend(device)  # the device is there (a DeviceError of one line, if not)
     if spec.task.data is not None:
         spec = spec.with_changes({"task.data": str(Path(spec.task.data).resolve())})
     if chief:
@@ -83,6 +85,7 @@ def resume_run(out, changes: Mapping[str, Any] | None = None, device="cpu", comm
     communicator = communicator if communicator is not None else SingleProcess()
     folder = RunFolder(out)
     chief = communicator.rank == 0
+    get_backend(device)  # the device is there (a DeviceError of one line, if not)
     saved = communicator.broadcast_object(_saved_run(folder, changes or {}) if chief else None,
                                           what="the broadcast of the run's configuration")
     spec = RunSpec.from_dict(saved["spec"])
