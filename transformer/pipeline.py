@@ -120,7 +120,8 @@ def _trainer(out, spec, splits, vocab, tokenizer, device, communicator):
     """The run's Trainer: its model drawn from the run's seed (on the CPU, then moved to
     `device`), its batches of the train split."""
     mg.manual_seed(spec.training.seed)
-    model = Transformer(spec.model_config()).to(device)
+    model = Transformer(spec.model_config())
+    model.to(device)
     batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
                             spec.training.batch_size, seed=spec.training.seed,
                             target_dropout=spec.training.target_dropout, device=model.device)

@@ -14,7 +14,6 @@ across fields that the configuration adds; `from_dict` refuses keys that are no 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import typing
 from collections.abc import Callable, Mapping
@@ -76,13 +75,17 @@ BOOLEAN = Rule(lambda v: isinstance(v, bool), "true or false")
 TEXT = Rule(lambda v: isinstance(v, str) and v != "", "a non-empty string")
 
 
-@functools.cache
 def field_rules(cls: type) -> dict[str, Rule]:
     """{field name: its Rule} of the dataclass `cls` (the fields declared with one)."""
-    hints = typing.get_type_hints(cls, include_extras=True)
-    return {field.name: rule for field in dataclasses.fields(cls)
-            for rule in getattr(hints[field.name], "__metadata__", ())
-            if isinstance(rule, Rule)}
+    if cls not in _RULES:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        _RULES[cls] = {field.name: rule for field in dataclasses.fields(cls)
+                       for rule in getattr(hints[field.name], "__metadata__", ())
+                       if isinstance(rule, Rule)}
+    return _RULES[cls]
+
+
+_RULES: dict[type, dict[str, Rule]] = {}  # field_rules of each class, read once
 
 
 def problems(config: Any) -> list[str]:

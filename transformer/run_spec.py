@@ -163,7 +163,7 @@ class RunSpec:
         for path, value in changes.items():
             part, name = _split(path)
             parts.setdefault(part, {})[name] = value
-        replaced = {part: {**self.model, **named} if part == "model" else
+        replaced: dict[str, Any] = {part: {**self.model, **named} if part == "model" else
                     dataclasses.replace(getattr(self, part), **named)
                     for part, named in parts.items()}
         return dataclasses.replace(self, **replaced)
