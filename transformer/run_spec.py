@@ -217,5 +217,8 @@ def upgraded(values: Mapping[str, Any]) -> dict[str, Any]:
     if kind not in ("word", "subword"):
         raise ConfigError(f"RunSpec: unknown tokenizer kind {kind!r} (expected 'word' or "
                           "'subword')")
-    values["tokenizer"] = {"subword": tokenizer.pop("size", None), **tokenizer}
+    size = tokenizer.pop("size", None)
+    if kind == "subword" and size is None:  # the largest model's pieces: at most the size
+        size = max((tokenizer.get("pieces") or {"": 1}).values())
+    values["tokenizer"] = {"subword": size if kind == "subword" else None, **tokenizer}
     return values

@@ -69,6 +69,9 @@ def test_the_earlier_layout_is_read():
     subword = RunSpec.from_dict(EARLIER_SUBWORD).tokenizer
     assert (subword.kind, subword.subword, subword.digest, dict(subword.pieces)) == \
         ("subword", 60, "ab12", {"source": 60, "target": 58})
+    no_size = {**EARLIER_SUBWORD["tokenizer"]}
+    del no_size["size"]  # the pieces bound the size asked for
+    assert RunSpec.from_dict({**EARLIER, "tokenizer": no_size}).tokenizer.subword == 60
     oldest = RunSpec.from_dict({"task": {"name": "copy"}, "training": {"steps": 7}})
     assert (oldest.task, oldest.tokenizer.kind, oldest.training.steps) == \
         (TaskSpec("copy"), "word", 7)
