@@ -1,4 +1,4 @@
-"""The training step of a run as train_translation would start it: the task's own batches,
+"""The training step of a run as start_run would start it: the task's own batches,
 vocabulary (word-level or `--subword N`) and the main job's model. What a step of a real
 corpus costs, where `train_step.py` times synthetic batches of fixed sizes.
 
@@ -11,6 +11,7 @@ flow.jsonl, as `train_translation.py --record-flow N` does; its cost is in the m
 (`mean_ms`; the median leaves out the sampled steps), so time a multiple of N steps.
 """
 
+import dataclasses
 import json
 import statistics
 import tempfile
@@ -36,9 +37,10 @@ def step_times(task, subword, steps, warmup, data=None, record_flow=0, **trainin
     splits = load_splits(task, data)
     tokenizer = build_tokenizer(splits, subword)
     vocab = build_vocab(splits, tokenizer)
-    config = MAIN_JOB.training_config(steps=warmup + steps, progress=False, **training)
+    config = dataclasses.replace(MAIN_JOB.training, steps=warmup + steps, progress=False,
+                                 **training)
     mg.manual_seed(config.seed)
-    model = Transformer(build_model_config(vocab, splits, None, tokenizer))
+    model = Transformer(build_model_config(vocab, splits, MAIN_JOB.model, tokenizer))
     batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
                             config.batch_size, seed=config.seed,
                             target_dropout=config.target_dropout)

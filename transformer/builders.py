@@ -5,13 +5,13 @@ and the model's configuration. The run orchestration (`pipeline.py`), the study 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-
-from minigrad.errors import ConfigError
 
 from .config import TransformerConfig
 from .data import WORDS, Vocab, load_task
 from .data.tokenizer import WordTokenizer
+from .errors import ConfigError
 from .main_job import MAIN_JOB
 
 if TYPE_CHECKING:
@@ -54,24 +54,26 @@ def unknown_rate(examples, vocab, tokenizer=WORDS) -> float:
     return sum(t not in vocab for t in tokens) / max(len(tokens), 1)
 
 
-def build_model_config(vocab, splits, model_options=None, tokenizer=WORDS) -> TransformerConfig:
-    """The TransformerConfig of a run on `splits`: one joint vocabulary with shared embeddings,
-    max_len fitting the longest pair, the main job's sizes (MAIN_JOB.model), then
-    `model_options` (TransformerConfig fields) on top."""
+def build_model_config(vocab, splits, model: Mapping[str, Any] = MAIN_JOB.model,
+                       tokenizer=WORDS) -> TransformerConfig:
+    """The TransformerConfig of a run on `splits`: `model` (TransformerConfig fields; by
+    default the main job's sizes) with one joint vocabulary, `vocab`, and shared embeddings,
+    and unless `model` gives one a max_len fitting the longest pair."""
     longest = max(len(tokenizer.source(e.src)) + len(tokenizer.target(e.tgt))
                   for s in splits.values() for e in s)
-    return TransformerConfig(len(vocab), len(vocab), **{
-        "share_embeddings": True, "max_len": max(64, 2 * longest + 16), **MAIN_JOB.model,
-        **(model_options or {})})
+    return TransformerConfig.from_dict({
+        "share_embeddings": True, "max_len": max(64, 2 * longest + 16), **model,
+        "src_vocab_size": len(vocab), "tgt_vocab_size": len(vocab)})
 
 
-def fresh_setup(task=MAIN_JOB.task, model_options=None, seed=0,
+def fresh_setup(task=MAIN_JOB.task.name, model_options=None, seed=0,
                 data=None) -> tuple[Vocab, TransformerConfig]:
-    """(vocab, model config) of a new word-level run of `task`, as train_translation builds
-    them (model options default to the main job's, MAIN_JOB.model); no model, no folder."""
+    """(vocab, model config) of a new word-level run of `task`, as start_run builds them
+    (the main job's model, MAIN_JOB.model, with `model_options` on top); no model, no
+    folder."""
     splits = load_splits(task, data, seed)
     vocab = build_vocab(splits)
-    return vocab, build_model_config(vocab, splits, model_options)
+    return vocab, build_model_config(vocab, splits, {**MAIN_JOB.model, **(model_options or {})})
 
 
 def load_splits(task, data=None, seed=0, skip_bad_lines=False) -> dict[str, Any]:

@@ -23,7 +23,9 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from minigrad.errors import ConfigError, MinigradError
+from minigrad.errors import ConfigError, MinigradError  # the engine's; transformer.errors'
+
+#                                                         are narrower kinds of these
 
 
 class UsageError(Exception):

@@ -1,134 +1,101 @@
-"""A training run, start to end: a new run (`start_run`: data -> vocabulary -> model -> run
-folder) or a resumed one (`resume_run`: the run folder's own configuration and last.npz), then
-the same training and final report, leaving a complete run folder. `train_translation` is
-either; the example scripts only parse flags and call it. The pieces come from `builders`."""
+"""A training run, start to end: a new run (`start_run`: its RunSpec checked -> data ->
+vocabulary -> model -> run folder) or a resumed one (`resume_run`: the run folder's own RunSpec
+and last.npz), then the same training and final report, leaving a complete run folder. The
+example scripts parse their flags into a RunSpec (transformer.options) and call these; the
+pieces come from `builders`."""
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import tempfile
-from dataclasses import asdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import minigrad as mg
+from minigrad.backend import get_backend
 from minigrad.distributed import SingleProcess
-from minigrad.errors import ConfigError
 
 from .builders import build_model_config, build_tokenizer, build_vocab, load_splits, unknown_rate
-from .config import TransformerConfig
 from .data import WORDS, Vocab
 from .data.batching import BatchIterator, encode_pairs
 from .data.errors import agreement_error, repeated_clause
+from .errors import ConfigError, ResumeConflict
 from .evaluation import evaluate
-from .main_job import MAIN_JOB
 from .model import Transformer
-from .monitoring import monitored
+from .monitoring import check_monitors, monitored
+from .options import conflicts, resumable_text
 from .run_folder import RunFolder
-from .training import Trainer, TrainingConfig
-
-# What a resumed run may change: how long it goes on and how it reports (nothing that would
-# make it differ from an uninterrupted run of the same length).
-RESUMABLE_OPTIONS = ("steps", "time_limit_s", "eval_every", "checkpoint_every", "sync_every",
-                     "accumulate", "progress", "log_every", "samples", "record_flow_every")
-
-
-class ResumeConflict(ConfigError):
-    """Options given to a resumed run that differ from the run's own: `conflicts` holds
-    (name, given, saved) for each."""
-
-    def __init__(self, folder, conflicts) -> None:
-        self.conflicts = conflicts
-        listed = "; ".join(f"{name} {given!r} (the run has {saved!r})"
-                           for name, given, saved in conflicts)
-        super().__init__(f"{folder} was started with other options than these: {listed}. A "
-                         f"resumed run may change only {', '.join(RESUMABLE_OPTIONS)}; drop "
-                         "the others, or start a new run (--overwrite or another --out)")
-
+from .run_spec import RunSpec
+from .training import Trainer
 
 # Sentences of the source articles, shown after training (they are in the toy grammar).
 SHOWCASE = ["the ball is blue", "the black cat drank the milk",
             "the animal didn't cross the street because it was too tired"]
 
 
-def train_translation(task, out, model_options=None, training_options=None, data=None,
-                      resume=False, overwrite=False, device=None, showcase=SHOWCASE,
-                      subword=None, skip_bad_lines=False, communicator=None,
-                      tensorboard=None) -> dict | None:
-    """Train on `task` (None: the main job's, or with `resume` the run's own) into run folder
-    `out`, then evaluate the best checkpoint on every held-out split. Returns the final
-    metrics (also metrics.json), or None when training was interrupted. `subword` (pieces
-    per language) trains SentencePiece models on the train split instead of the word-level
-    tokenizer; they are saved in the run folder. `skip_bad_lines` leaves out the bad lines of
-    a pairs file instead of refusing it (a resumed run keeps its own choice). The run's
-    monitors (`transformer.monitoring.monitored`) show sample translations, record the
-    gradient flow as its training options say, and log to TensorBoard into the folder
-    `tensorboard` when given one.
+def start_run(spec: RunSpec, out, overwrite=False, device="cpu", communicator=None,
+              showcase=SHOWCASE) -> dict | None:
+    """Train the run `spec` into the run folder `out` on `device` (its model is moved there;
+    the process's default device is left as it is), then evaluate the best checkpoint on
+    every held-out split. Returns the final metrics (also metrics.json), or None when
+    training was interrupted (Ctrl-C, the time limit: `resume_run` continues it).
 
-    A folder that already holds a run is refused (ConfigError) unless `resume` (continue it:
-    its saved configuration holds, and options given that differ from it raise
-    ResumeConflict, except RESUMABLE_OPTIONS) or `overwrite` (replace it whole, once
-    everything of the new run has been checked). Every option and input is checked before
-    anything is written.
+    Everything is checked before anything is written: the spec (when it was made), the
+    device, the folder (a folder that already holds a run is refused with ConfigError, unless
+    `overwrite`: it is replaced whole once the new run is ready), what the monitors need
+    (their extras, a TensorBoard folder that is one and can be written), the data, the
+    tokenizer, the model on the device. Then the run folder is written whole, with
+    config.json (the spec, the model and tokenizer resolved) and the step-0 state.
 
     With a `communicator` of several ranks (minigrad.distributed), every rank runs this with
-    the same arguments and reads the data; rank 0 alone reads and writes the run folder (what
-    a resumed run needs is broadcast from it), prints, and evaluates at the end (the other
-    ranks return {})."""
-    if resume:
-        return resume_run(out, task, model_options, training_options, data, device, showcase,
-                          subword, communicator, tensorboard)
-    return start_run(task, out, model_options, training_options, data, overwrite, device,
-                     showcase, subword, skip_bad_lines, communicator, tensorboard)
-
-
-def start_run(task, out, model_options=None, training_options=None, data=None,
-              overwrite=False, device=None, showcase=SHOWCASE, subword=None,
-              skip_bad_lines=False, communicator=None, tensorboard=None) -> dict | None:
-    """A new run (`train_translation` without `resume`): everything checked and built, the
-    run folder written whole with its step-0 state, then trained and reported."""
-    communicator, folder = _setup(out, device, communicator)
-    if communicator.rank == 0:
-        folder.check_new_run(overwrite)
-    task = task or MAIN_JOB.task
-    training_config = TrainingConfig(**(training_options or {}))
-    splits = load_splits(task, data, training_config.seed, skip_bad_lines)
-    tokenizer = build_tokenizer(splits, subword)
-    vocab = build_vocab(splits, tokenizer)
-    model_config = build_model_config(vocab, splits, model_options, tokenizer)
-    trainer = _trainer(out, model_config, training_config, splits, vocab, tokenizer,
-                       communicator)
-    if communicator.rank == 0:
-        described = tokenizer.describe()
-        if subword is not None:
-            described["size"] = subword
-        config = {"task": {"name": task, "data": None if data is None else
-                           str(Path(data).resolve()), "skip_bad_lines": skip_bad_lines},
-                  "tokenizer": described, "model": model_config.to_dict(),
-                  "training": asdict(training_config)}
-        folder.create(lambda staging: _write_first_state(staging, config, trainer), overwrite)
-    return _train_and_report(trainer, folder, splits, task, showcase, tensorboard)
-
-
-def resume_run(out, task=None, model_options=None, training_options=None, data=None,
-               device=None, showcase=SHOWCASE, subword=None, communicator=None,
-               tensorboard=None) -> dict | None:
-    """Continue the run in `out` (`train_translation` with `resume`) from its last.npz, with
-    its own configuration (ResumeConflict for options given that differ from it, but
-    RESUMABLE_OPTIONS), then train and report; a finished run is left as it is."""
-    communicator, folder = _setup(out, device, communicator)
+    the same arguments and reads the data; rank 0 alone writes the run folder, prints, and
+    evaluates at the end (the other ranks return {})."""
+    communicator = communicator if communicator is not None else SingleProcess()
+    folder = RunFolder(out)
     chief = communicator.rank == 0
-    saved = communicator.broadcast_object(
-        _saved_run(folder, task, data, model_options, training_options, subword)
-        if chief else None, what="the broadcast of the run's configuration")
-    model_config = TransformerConfig.from_dict(saved["model"])
-    training_config = TrainingConfig.from_dict(saved["training"])
+    get_backend(device)  # the device is there (a DeviceError of one line, if not)
+    if spec.task.data is not None:
+        spec = spec.with_changes({"task.data": str(Path(spec.task.data).resolve())})
+    if chief:
+        folder.check_new_run(overwrite)
+        check_monitors(spec.monitors)
+    splits = load_splits(spec.task.name, spec.task.data, spec.training.seed,
+                         spec.task.skip_bad_lines)
+    tokenizer = build_tokenizer(splits, spec.tokenizer.subword)
+    vocab = build_vocab(splits, tokenizer)
+    spec = dataclasses.replace(
+        spec, model=build_model_config(vocab, splits, spec.model, tokenizer).to_dict(),
+        tokenizer=dataclasses.replace(spec.tokenizer, **_trained(tokenizer)))
+    trainer = _trainer(out, spec, splits, vocab, tokenizer, device, communicator)
+    if chief:
+        folder.create(lambda staging: _write_first_state(staging, spec, trainer), overwrite)
+    return _train_and_report(trainer, folder, splits, spec, showcase)
+
+
+def resume_run(out, changes: Mapping[str, Any] | None = None, device="cpu", communicator=None,
+               showcase=SHOWCASE) -> dict | None:
+    """Continue the run in `out` from its last.npz with its own RunSpec and `changes`
+    ({RunSpec path: value}, e.g. {"training.steps": 8000}), which may change only the fields
+    of `options.RESUMABLE`: a change of another field raises ResumeConflict (one line, the
+    flags named) with nothing changed. Then train and report as `start_run`; a finished run
+    is left as it is. The changes hold for this session: config.json keeps the spec the run
+    was started with."""
+    communicator = communicator if communicator is not None else SingleProcess()
+    folder = RunFolder(out)
+    chief = communicator.rank == 0
+    get_backend(device)  # the device is there (a DeviceError of one line, if not)
+    saved = communicator.broadcast_object(_saved_run(folder, changes or {}) if chief else None,
+                                          what="the broadcast of the run's configuration")
+    spec = RunSpec.from_dict(saved["spec"])
+    if chief:
+        check_monitors(spec.monitors)
     vocab, tokenizer = Vocab.from_record(saved["vocab"]), _tokenizer(saved["tokenizer"])
-    splits = load_splits(saved["task"], saved["data"], training_config.seed,
-                         saved["skip_bad_lines"])
-    trainer = _trainer(out, model_config, training_config, splits, vocab, tokenizer,
-                       communicator)
-    state = _last_checkpoint(folder, model_config, vocab, trainer.model.device, communicator)
+    splits = load_splits(spec.task.name, spec.task.data, spec.training.seed,
+                         spec.task.skip_bad_lines)
+    trainer = _trainer(out, spec, splits, vocab, tokenizer, device, communicator)
+    state = _last_checkpoint(folder, spec, vocab, trainer.model.device, communicator)
     if saved["finished"]:
         if chief:
             print(f"{folder.path} has finished its {state['step']} steps; nothing to do "
@@ -137,44 +104,45 @@ def resume_run(out, task=None, model_options=None, training_options=None, data=N
     resumed_from = trainer.resume(state)
     if chief:
         folder.truncate_records(resumed_from)
-        print(f"resuming {folder.path} from step {resumed_from} of {training_config.steps}")
-    return _train_and_report(trainer, folder, splits, saved["task"], showcase, tensorboard)
+        print(f"resuming {folder.path} from step {resumed_from} of {spec.training.steps}")
+    return _train_and_report(trainer, folder, splits, spec, showcase)
 
 
-def _setup(out, device, communicator):
-    """(the communicator, one process by default; the RunFolder of `out`), with `device` as
-    the default device."""
-    if device is not None:
-        mg.set_default_device(device)
-    return communicator if communicator is not None else SingleProcess(), RunFolder(out)
+def _trained(tokenizer) -> dict[str, Any]:
+    """What a trained subword tokenizer adds to the spec: its pieces per side and digest."""
+    if tokenizer.kind != "subword":
+        return {}
+    described = tokenizer.describe()
+    return {"pieces": described["pieces"], "digest": described["digest"]}
 
 
-def _trainer(out, model_config, training_config, splits, vocab, tokenizer, communicator):
-    """The run's Trainer: its model drawn from the run's seed, its batches of the train
-    split."""
-    mg.manual_seed(training_config.seed)
-    model = Transformer(model_config)
+def _trainer(out, spec, splits, vocab, tokenizer, device, communicator):
+    """The run's Trainer: its model drawn from the run's seed (on the CPU, then moved to
+    `device`), its batches of the train split."""
+    mg.manual_seed(spec.training.seed)
+    model = Transformer(spec.model_config())
+    model.to(device)
     batches = BatchIterator(encode_pairs(splits["train"], vocab, tokenizer), vocab,
-                            training_config.batch_size, seed=training_config.seed,
-                            target_dropout=training_config.target_dropout, device=model.device)
-    return Trainer(model, batches, splits["valid"], vocab, training_config, out=out,
+                            spec.training.batch_size, seed=spec.training.seed,
+                            target_dropout=spec.training.target_dropout, device=model.device)
+    return Trainer(model, batches, splits["valid"], vocab, spec.training, out=out,
                    tokenizer=tokenizer, communicator=communicator)
 
 
-def _write_first_state(staging, config, trainer) -> None:
+def _write_first_state(staging, spec, trainer) -> None:
     """A new run's first files, into its staging folder: config.json, vocab.json, the
     tokenizer's models, an empty metrics.jsonl and the step-0 last.npz."""
-    staging.write_json("config.json", config)
+    staging.write_json("config.json", spec.to_dict())
     trainer.vocab.save(staging.file("vocab.json"))
     staging.write_tokenizer(trainer.tokenizer)
     staging.file("metrics.jsonl").touch()
     mg.save(trainer.state_dict(), staging.checkpoint("last"))
 
 
-def _train_and_report(trainer, folder, splits, task, showcase, tensorboard=None):
+def _train_and_report(trainer, folder, splits, spec, showcase):
     """Train with the run's monitors, then (rank 0) evaluate best.npz on the held-out splits:
     the final metrics, None when interrupted, {} on the other ranks."""
-    with monitored(trainer, splits["valid"], tensorboard):
+    with monitored(trainer, splits["valid"], spec.monitors):
         finished = trainer.train()
     if not finished:
         return None
@@ -186,25 +154,36 @@ def _train_and_report(trainer, folder, splits, task, showcase, tensorboard=None)
     print(f"trained {trainer.step} steps in {trainer.train_seconds:.0f} s (wall "
           f"{trainer.wall_seconds:.0f} s){best}")
     return final_report(folder, splits, trainer.train_seconds,
-                        showcase if task == "toy-en-es" else (), trainer.best_step)
+                        showcase if spec.task.name == "toy-en-es" else (), trainer.best_step)
 
 
-def _saved_run(folder, task, data, model_options, training_options, subword):
-    """What a resumed run needs from its folder, as JSON: its configuration (with the
-    RESUMABLE_OPTIONS given), vocabulary and tokenizer, and whether it has finished."""
-    task, data, model_config, training_config = resumed_configuration(
-        folder, task, data, model_options, training_options, subword)
+def _saved_run(folder, changes) -> dict[str, Any]:
+    """What a resumed run needs from its folder, as JSON: its spec with `changes`
+    (`resumed_spec`), vocabulary and tokenizer, and whether it has finished."""
+    spec = resumed_spec(folder, changes)
     vocab, tokenizer = folder.vocab(), folder.tokenizer()
-    state = folder.read_checkpoint("last", model_config, vocab)
+    state = folder.read_checkpoint("last", spec.model_config(), vocab)
     models = getattr(tokenizer, "models", None)  # a subword run's SentencePiece models
-    return {"task": task, "data": data,
-            "skip_bad_lines": folder.config()["task"].get("skip_bad_lines", False),
-            "model": model_config.to_dict(), "training": asdict(training_config),
-            "vocab": vocab.to_record(),
+    return {"spec": spec.to_dict(), "vocab": vocab.to_record(),
             "tokenizer": None if models is None else
             {side: base64.b64encode(model).decode("ascii") for side, model in models.items()},
-            "finished": state["step"] >= training_config.steps
+            "finished": state["step"] >= spec.training.steps
             and folder.file("metrics.json").exists()}
+
+
+def resumed_spec(folder, changes: Mapping[str, Any]) -> RunSpec:
+    """The RunSpec of the run in `folder` with `changes` ({path: value}); ResumeConflict
+    naming each change outside options.RESUMABLE (a data path is compared absolute)."""
+    if not folder.holds_run() or not folder.file("config.json").exists():
+        raise ConfigError(f"there is no training run in {folder.path} to resume; start one "
+                          "without --resume")
+    spec = folder.spec()
+    changes = {path: str(Path(value).resolve()) if path == "task.data" else value
+               for path, value in changes.items()}
+    refused = conflicts(spec, changes)
+    if refused:
+        raise ResumeConflict(folder.path, refused, resumable_text())
+    return spec.with_changes(changes)
 
 
 def _tokenizer(models):
@@ -217,11 +196,11 @@ def _tokenizer(models):
                             base64.b64decode(models["target"]))
 
 
-def _last_checkpoint(folder, model_config, vocab, device, communicator):
+def _last_checkpoint(folder, spec, vocab, device, communicator):
     """The state of `folder`'s last.npz, read on rank 0 and sent to the other ranks (which
     need no access to the folder)."""
     if communicator.world_size == 1:
-        return folder.read_checkpoint("last", model_config, vocab, device=device)
+        return folder.read_checkpoint("last", spec.model_config(), vocab, device=device)
     path = folder.checkpoint("last")
     data = communicator.broadcast_bytes(path.read_bytes() if communicator.rank == 0 else b"",
                                         what="the broadcast of last.npz")
@@ -236,40 +215,6 @@ def _long_errors(examples, outputs) -> dict[str, int]:
     pairs = [(output, example.tgt) for example, output in zip(examples, outputs)]
     return {"long_agreement_errors": sum(agreement_error(*pair) for pair in pairs),
             "long_repeated_clauses": sum(repeated_clause(*pair) for pair in pairs)}
-
-
-def resumed_configuration(folder, task, data, model_options, training_options, subword=None,
-                          ) -> tuple[Any, Any, TransformerConfig, TrainingConfig]:
-    """(task, data, model config, training config) of the run in `folder`, with the
-    RESUMABLE_OPTIONS of `training_options`; ResumeConflict for any other option given with
-    a value other than the run's."""
-    if not folder.holds_run() or not folder.file("config.json").exists():
-        raise ConfigError(f"there is no training run in {folder.path} to resume; start one "
-                          "without --resume")
-    saved = folder.config()
-    saved_task = saved.get("task", {})
-    model_config = folder.model_config()
-    conflicts = []
-    if task is not None and task != saved_task.get("name"):
-        conflicts.append(("task", task, saved_task.get("name")))
-    if data is not None and str(Path(data).resolve()) != saved_task.get("data"):
-        conflicts.append(("data", str(data), saved_task.get("data")))
-    saved_subword = saved.get("tokenizer", {}).get("size")
-    if subword is not None and subword != saved_subword:
-        conflicts.append(("subword", subword, saved_subword))
-    for name, value in (model_options or {}).items():
-        if getattr(model_config, name) != value:
-            conflicts.append((name, value, getattr(model_config, name)))
-    saved_training = saved.get("training", {})
-    for name, value in (training_options or {}).items():
-        if name not in RESUMABLE_OPTIONS and saved_training.get(name) != value:
-            conflicts.append((name, value, saved_training.get(name)))
-    if conflicts:
-        raise ResumeConflict(folder.path, conflicts)
-    training_config = TrainingConfig.from_dict({**saved_training, **{
-        name: value for name, value in (training_options or {}).items()
-        if name in RESUMABLE_OPTIONS}})
-    return saved_task.get("name"), saved_task.get("data"), model_config, training_config
 
 
 def final_report(folder, splits, train_seconds, showcase=(), best_step=None) -> dict[str, Any]:

@@ -19,15 +19,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import minigrad as mg
-from minigrad.errors import CheckpointError, ConfigError
+from minigrad import errors as engine
 
 from .config import TransformerConfig
 from .data.tokenizer import WORDS, WordTokenizer
 from .data.vocab import Vocab
+from .errors import CheckpointError, ConfigError
 from .model import Transformer
 
 if TYPE_CHECKING:
     from .data.subword import SubwordTokenizer
+    from .run_spec import RunSpec
 
 # The files a run writes; a folder holding any other file is not replaced. A subword run also
 # has its two SentencePiece models, TOKENIZER_FILES.
@@ -169,16 +171,21 @@ class RunFolder:
             os.replace(temporary, self.file(name))
 
     # ----- what the run holds ------------------------------------------------------------------
-    def config(self) -> dict[str, Any]:
-        return self.read_json("config.json")
+    def spec(self) -> RunSpec:
+        """The run's RunSpec, from config.json (of today's layout or the earlier one);
+        CheckpointError, naming the file, when it is not one."""
+        from .run_spec import RunSpec  # it reads the Trainer's settings, whose module reads
+        #                                run folders
+        try:
+            return RunSpec.from_dict(self.read_json("config.json"))
+        except (ConfigError, TypeError, AttributeError) as error:
+            raise CheckpointError(f"{self.file('config.json')}: {error}") from None
 
     def model_config(self) -> TransformerConfig:
-        model = self.config().get("model")
-        if not isinstance(model, dict):
-            raise CheckpointError(f"{self.file('config.json')} has no 'model' section")
+        spec = self.spec()
         try:
-            return TransformerConfig.from_dict(model)
-        except (ConfigError, TypeError) as error:
+            return spec.model_config()
+        except ConfigError as error:
             raise CheckpointError(f"{self.file('config.json')}: {error}") from None
 
     def vocab(self) -> Vocab:
@@ -192,15 +199,11 @@ class RunFolder:
             os.replace(temporary, self.file(name))
 
     def tokenizer(self) -> WordTokenizer | SubwordTokenizer:
-        """The run's tokenizer: as config.json's `tokenizer` says (word-level for runs from
-        before subword vocabularies), its models checked against the digest recorded there."""
-        described = self.config().get("tokenizer", {"kind": "word"})
-        kind = described.get("kind") if isinstance(described, dict) else None
-        if kind == "word":
+        """The run's tokenizer: as config.json's `tokenizer` says, its models checked against
+        the digest recorded there."""
+        described = self.spec().tokenizer
+        if described.kind == "word":
             return WORDS
-        if kind != "subword":
-            raise CheckpointError(f"{self.file('config.json')}: unknown tokenizer "
-                                  f"{described!r} (expected kind 'word' or 'subword')")
         from .data.subword import SubwordTokenizer
 
         paths = {side: self.file(name) for side, name in TOKENIZER_FILES.items()}
@@ -213,10 +216,10 @@ class RunFolder:
                                                                                 "target")))
         except ValueError as error:
             raise CheckpointError(f"{self.path}: {error}") from None
-        if tokenizer.digest() != described.get("digest"):
+        if tokenizer.digest() != described.digest:
             raise CheckpointError(
                 f"the tokenizer models in {self.path} (digest {tokenizer.digest()}) are not "
-                f"the run's ({described.get('digest')} in config.json); the files of "
+                f"the run's ({described.digest} in config.json); the files of "
                 f"{self.path} do not belong together")
         return tokenizer
 
@@ -265,7 +268,7 @@ class RunFolder:
             weights = {**weights, **average["averages"]}
         try:
             model.load_state_dict(weights)
-        except CheckpointError as error:
+        except engine.CheckpointError as error:  # the engine's: the weights do not fit
             raise CheckpointError(f"{path}: {error}") from None
         return model.eval()
 

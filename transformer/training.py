@@ -9,7 +9,6 @@ The optimizer, the schedule and the loss are the Trainer's arguments; by default
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import signal
 import sys
@@ -18,13 +17,12 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
 import minigrad as mg
 from minigrad.distributed import GradientReducer, SingleProcess
-from minigrad.errors import CheckpointError, ConfigError
 from minigrad.nn import functional as F
 from minigrad.optim import (
     Adam,
@@ -36,88 +34,58 @@ from minigrad.optim import (
     clip_grad_norm_,
 )
 
+from . import rules
 from .data.batching import Batch
 from .data.tokenizer import WORDS
+from .errors import CheckpointError, ConfigError
 from .evaluation import evaluate
+from .rules import BOOLEAN, at_least, non_negative, one_of, positive, rate
 from .run_folder import RunFolder
 
+# The schedules a TrainingConfig names (`paper_schedule` builds them).
+SCHEDULES = ("noam", "cosine")
 
-@dataclass
+
+@dataclass(frozen=True)
 class TrainingConfig:
-    """The settings of a training run. The default optimizer, schedule and loss read
+    """The settings a Trainer reads. The default optimizer, schedule and loss read
     `warmup_steps`, `lr_factor` and `label_smoothing` (the paper's recipe, §5.3-5.4);
     `schedule` "cosine" keeps the Noam schedule's warmup and peak and then decays the rate
     along a half cosine to 0 at `steps` (`paper_schedule`). With
     `ema_decay` > 0 the run validates, keeps best.npz by, and translates with an exponential
-    moving average of the weights (minigrad.optim.ExponentialMovingAverage)."""
+    moving average of the weights (minigrad.optim.ExponentialMovingAverage). Each field's
+    rule is declared on it (`transformer.rules`)."""
 
-    steps: int = 5000
-    batch_size: int = 64
-    lr_factor: float = 1.0
-    warmup_steps: int = 400
-    schedule: str = "noam"  # "noam" (the paper's, §5.3) or "cosine" (to 0 at `steps`)
-    label_smoothing: float = 0.1
-    target_dropout: float = 0.0  # share of the decoder's input tokens read as <unk> (batching)
-    ema_decay: float = 0.0  # the decay of the weights' moving average, per step (0: none)
-    clip_norm: float = 1.0
-    log_every: int = 50
-    sync_every: int = 0  # read the loss, gradient norm and stop flags every this many steps
-    #                      (0: at the logging interval); between reads a GPU step never waits
-    eval_every: int = 500
-    eval_examples: int = 400
-    checkpoint_every: int = 500
-    seed: int = 0
-    time_limit_s: float = 0.0  # stop early after this many seconds of training (0: no limit)
-    progress: bool = True
-    accumulate: int = 1  # micro-batches per rank and step (gradient accumulation)
-    samples: int = 3  # validation sentences translated and shown at each validation (the run
-    #                   orchestration's transformer.monitoring; 0: none)
-    record_flow_every: int = 0  # record the gradient flow every this many steps into the run
-    #                             folder (transformer.monitoring; 0: not recorded)
+    steps: Annotated[int, at_least(1)] = 5000
+    batch_size: Annotated[int, at_least(1)] = 64
+    lr_factor: Annotated[float, positive()] = 1.0
+    warmup_steps: Annotated[int, at_least(1)] = 400
+    schedule: Annotated[str, one_of(*SCHEDULES)] = "noam"  # the paper's (§5.3), or "cosine"
+    label_smoothing: Annotated[float, rate()] = 0.1
+    # share of the decoder's input tokens read as <unk> (batching)
+    target_dropout: Annotated[float, rate()] = 0.0
+    # the decay of the weights' moving average, per step
+    ema_decay: Annotated[float, rate(" (0: no average)")] = 0.0
+    clip_norm: Annotated[float, positive()] = 1.0
+    log_every: Annotated[int, at_least(1)] = 50
+    # read the loss, gradient norm and stop flags every this many steps (0: at the logging
+    # interval); between reads a GPU step never waits
+    sync_every: Annotated[int, at_least(0)] = 0
+    eval_every: Annotated[int, at_least(1)] = 500
+    eval_examples: Annotated[int, at_least(1)] = 400
+    checkpoint_every: Annotated[int, at_least(1)] = 500
+    seed: Annotated[int, at_least(0)] = 0
+    # stop early after this many seconds of training
+    time_limit_s: Annotated[float, non_negative(" (0: no limit)")] = 0.0
+    progress: Annotated[bool, BOOLEAN] = True
+    accumulate: Annotated[int, at_least(1)] = 1  # micro-batches per rank and step
 
     def __post_init__(self):
-        problems = [f"{name} must be an integer >= {least}, got {getattr(self, name)!r}"
-                    for name, least in _COUNTS.items() if not _is_int(getattr(self, name), least)]
-        for name, (allowed, text) in _REALS.items():
-            value = getattr(self, name)
-            if not _is_real(value) or not allowed(value):
-                problems.append(f"{name} must be a number {text}, got {value!r}")
-        if self.schedule not in SCHEDULES:
-            problems.append(f"schedule must be one of {', '.join(SCHEDULES)}, got "
-                            f"{self.schedule!r}")
-        if not isinstance(self.progress, bool):
-            problems.append(f"progress must be true or false, got {self.progress!r}")
-        if problems:
-            raise ConfigError("TrainingConfig: " + "; ".join(problems))
+        rules.check(self)
 
     @classmethod
     def from_dict(cls, values) -> TrainingConfig:
-        known = {field.name for field in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ConfigError(f"TrainingConfig: unknown keys {unknown}; known: {sorted(known)}")
-        return cls(**values)
-
-
-# The schedules a TrainingConfig names (`paper_schedule` builds them).
-SCHEDULES = ("noam", "cosine")
-# What TrainingConfig allows: its integer fields and their least values, its real ones.
-_COUNTS = {"steps": 1, "batch_size": 1, "warmup_steps": 1, "log_every": 1, "eval_every": 1,
-           "eval_examples": 1, "checkpoint_every": 1, "seed": 0, "accumulate": 1,
-           "sync_every": 0, "samples": 0, "record_flow_every": 0}
-_REALS = {"lr_factor": (lambda v: v > 0, "> 0"), "clip_norm": (lambda v: v > 0, "> 0"),
-          "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
-          "target_dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
-          "ema_decay": (lambda v: 0 <= v < 1, "in [0, 1) (0: no average)"),
-          "time_limit_s": (lambda v: v >= 0, ">= 0 (0: no limit)")}
-
-
-def _is_int(value, least):
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
-
-
-def _is_real(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return rules.from_dict(cls, values)
 
 
 # A loss: (logits (B, T, V), targets (B, T) token ids, reduction "mean" or "sum") -> a 0-d

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from minigrad.errors import CheckpointError, ConfigError
-
 from .config import TransformerConfig
+from .errors import CheckpointError, ConfigError
 from .model import Transformer
 
 FORMAT = "minigrad-transformer"

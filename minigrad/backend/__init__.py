@@ -26,6 +26,8 @@ A backend bundles an array namespace `xp` (NumPy or CuPy) with:
                      `normal`, `uniform`, `bernoulli`)
 - `synchronize()`    wait for queued work (a no-op on the CPU)
 
+`core_count()` is the number of cores this process may run on (the CPU backend's threads).
+
 Adding a backend is one file implementing these and one line in `get_backend`.
 """
 
@@ -35,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DeviceError
+from .blockwise import core_count
 from .numpy_backend import NumpyBackend
 
 _backends: dict = {}

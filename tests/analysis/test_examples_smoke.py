@@ -16,7 +16,9 @@ import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
 from transformer.analysis.study import EXPERIMENTS, Scale, Study, TaskData, summary_figure
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import encode_pairs
-from transformer.pipeline import train_translation
+from transformer.pipeline import start_run
+from transformer.run_spec import RunSpec, TaskSpec
+from transformer.training import TrainingConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTENCE = "the animal didn't cross the street because it was too tired"
@@ -37,11 +39,12 @@ def run_folder(tmp_path_factory):
     root = tmp_path_factory.mktemp("attention")
     folder, data = root / "run", root / "pairs.tsv"
     data.write_text("".join(f"{src}\t{tgt}\n" for src, tgt in PAIRS))
-    train_translation("pairs", folder, data=str(data),
-                      model_options=dict(d_model=16, n_heads=2, n_encoder_layers=2,
-                                         n_decoder_layers=2, d_ff=32, dropout=0.0),
-                      training_options=dict(steps=4, batch_size=4, warmup_steps=2, eval_every=4,
-                                            checkpoint_every=4, progress=False))
+    start_run(RunSpec(TaskSpec("pairs", str(data)),
+                      model=dict(d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=2,
+                                 d_ff=32, dropout=0.0),
+                      training=TrainingConfig(steps=4, batch_size=4, warmup_steps=2,
+                                              eval_every=4, checkpoint_every=4,
+                                              progress=False)), folder)
     return folder
 
 

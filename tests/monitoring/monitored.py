@@ -11,15 +11,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from transformer.data import load_task
-from transformer.pipeline import train_translation
+from transformer.pipeline import start_run
+from transformer.run_spec import MonitorSpec, RunSpec
+from transformer.training import TrainingConfig
 
 REPO = Path(__file__).resolve().parents[2]
 
 MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
          "d_ff": 32, "dropout": 0.1}
 TRAINING = {"steps": 4, "batch_size": 8, "warmup_steps": 4, "eval_every": 2,
-            "checkpoint_every": 2, "log_every": 1, "eval_examples": 8, "progress": False,
-            "samples": 2, "record_flow_every": 2}
+            "checkpoint_every": 2, "log_every": 1, "eval_examples": 8, "progress": False}
+SPEC = RunSpec(model=MODEL, training=TrainingConfig(**TRAINING),
+               monitors=MonitorSpec(samples=2, record_flow_every=2))
+
+
+def on_pairs(pairs, spec=SPEC):
+    """`spec` trained on the pairs file `pairs`."""
+    return spec.with_changes({"task.name": "pairs", "task.data": pairs})
 
 
 @dataclass
@@ -37,14 +45,12 @@ def write_pairs(root):
     return pairs
 
 
-
-
 def start_monitored_run(root):
     """The shared run, in `root`/run, what it printed in `root`/printed.txt."""
     pairs = write_pairs(root)
     with redirect_stdout(io.StringIO()) as printed:
-        train_translation("pairs", root / "run", MODEL, TRAINING, data=pairs, showcase=(),
-                          tensorboard=root / "tensorboard")
+        start_run(on_pairs(pairs).with_changes({"monitors.tensorboard": root / "tensorboard"}),
+                  root / "run", showcase=())
     (root / "printed.txt").write_text(printed.getvalue(), encoding="utf-8")
 
 

@@ -5,13 +5,13 @@ import json
 
 import numpy as np
 import pytest
-from monitored import MODEL, TRAINING, run_example, write_pairs
+from monitored import SPEC, on_pairs, run_example, write_pairs
 
 import minigrad as mg
 from minigrad.optim import clip_grad_norm_
 from transformer.analysis import GradientFlowRecorder
 from transformer.monitoring import read_samples
-from transformer.pipeline import _trainer, train_translation
+from transformer.pipeline import _trainer, resume_run, start_run
 from transformer.run_folder import RunFolder
 
 
@@ -39,13 +39,13 @@ def test_curves_and_flow_figures_are_written_at_the_end(monitored_run):
 def test_a_resume_cuts_back_the_records_after_its_checkpoint_and_goes_on(tmp_path):
     pairs = write_pairs(tmp_path)
     out = tmp_path / "run"
-    train_translation("pairs", out, MODEL, TRAINING, data=pairs, showcase=())
+    start_run(on_pairs(pairs), out, showcase=())
     # as if killed after step 6 had been recorded but before its checkpoint
     for name in ("samples.jsonl", "flow.jsonl"):
         with open(out / name, "a") as file:
             file.write(json.dumps({"step": 6, "quantity": "stale", "index": 0}) + "\n")
     (out / "curves.png").unlink()
-    train_translation(None, out, training_options={"steps": 6}, resume=True, showcase=())
+    resume_run(out, {"training.steps": 6}, showcase=())
     samples = lines(out / "samples.jsonl")
     assert [(s["step"], s["index"]) for s in samples] == \
         [(2, 0), (2, 1), (4, 0), (4, 1), (6, 0), (6, 1)]
@@ -59,16 +59,15 @@ def test_recorded_flow_equals_a_direct_recorder_call_at_that_step(monitored_run,
     recorded = [row for row in lines(monitored_run.path / "flow.jsonl") if row["step"] == 2]
     # the same run to step 1, then step 2 by hand under a recorder of its own
     out = tmp_path / "run"
-    train_translation("pairs", out, MODEL, {**TRAINING, "steps": 1, "record_flow_every": 0},
-                      data=monitored_run.pairs, showcase=())
+    start_run(on_pairs(monitored_run.pairs, SPEC.with_changes(
+        {"training.steps": 1, "monitors.record_flow_every": 0})), out, showcase=())
     folder = RunFolder(out)
     from transformer.builders import load_splits
-    from transformer.training import TrainingConfig
 
-    config = TrainingConfig(**{**TRAINING, "steps": 2})
+    spec = folder.spec().with_changes({"training.steps": 2})
+    config = spec.training
     splits = load_splits("pairs", monitored_run.pairs, config.seed)
-    trainer = _trainer(None, folder.model_config(), config, splits, folder.vocab(),
-                       folder.tokenizer(), None)
+    trainer = _trainer(None, spec, splits, folder.vocab(), folder.tokenizer(), "cpu", None)
     trainer.resume(mg.load(folder.checkpoint("last")))
     batch = trainer.data.next_batch()
     trainer.model.train()

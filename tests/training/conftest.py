@@ -12,7 +12,9 @@ import pytest
 
 from transformer.data import Example, load_task
 from transformer.data.grammar import toy_en_es
-from transformer.pipeline import train_translation
+from transformer.pipeline import start_run
+from transformer.run_spec import RunSpec, TaskSpec
+from transformer.training import TrainingConfig
 
 MEMORIZING_MODEL = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
                     "d_ff": 64, "dropout": 0.0}
@@ -48,5 +50,5 @@ def train_memorizing_run(root):
     shortest = sorted(drawn, key=lambda e: (len(e.src), e.src))[:16]
     tsv = root / "pairs.tsv"
     tsv.write_text("".join(f"{e.src}\t{e.tgt}\n" for e in shortest), encoding="utf-8")
-    train_translation("pairs", root / "run", MEMORIZING_MODEL, MEMORIZING_TRAINING, data=tsv,
-                      showcase=())
+    start_run(RunSpec(TaskSpec("pairs", tsv), model=MEMORIZING_MODEL,
+                      training=TrainingConfig(**MEMORIZING_TRAINING)), root / "run", showcase=())

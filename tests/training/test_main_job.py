@@ -1,6 +1,6 @@
-"""The main job's defaults live in one object, transformer.main_job.MAIN_JOB: the example
-script starts a new run with exactly them and formats its help from them, and every default
-that the README and the docs state is the object's."""
+"""The main job's defaults live in one object, transformer.main_job.MAIN_JOB (a RunSpec): the
+example script starts a new run with exactly them and formats its help from them, and every
+default that the README and the docs state is the object's."""
 
 import re
 from dataclasses import asdict
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer.main_job import MAIN_JOB
+from transformer.main_job import FLOW_EVERY, MAIN_JOB
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -96,11 +96,14 @@ def test_peak_rates_are_compared_as_rounded():
 
 @pytest.fixture
 def started(example_script, monkeypatch):
-    """run(argv) -> the arguments the example passes to train_translation."""
+    """run(argv) -> ("start", spec, out, options) or ("resume", out, changes, options): what
+    the example passes to start_run or resume_run."""
     script = example_script("train_translation")
     calls = []
-    monkeypatch.setattr(script, "train_translation",
-                        lambda *args, **kwargs: calls.append((args, kwargs)) or {})
+    monkeypatch.setattr(script, "start_run", lambda spec, out, **options:
+                        calls.append(("start", spec, out, options)) or {})
+    monkeypatch.setattr(script, "resume_run", lambda out, changes, **options:
+                        calls.append(("resume", out, changes, options)) or {})
 
     def run(*argv):
         assert script.main(list(argv)) == 0
@@ -111,15 +114,17 @@ def started(example_script, monkeypatch):
 
 def test_the_example_starts_a_new_run_with_the_main_jobs_settings(started):
     run, _ = started
-    (task, out), options = run()
-    assert (task, out) == (None, f"runs/{MAIN_JOB.task}")
-    assert options["model_options"] == {}  # build_model_config takes MAIN_JOB.model
-    assert options["training_options"] == asdict(MAIN_JOB.training)
-    _, options = run("--steps", "10", "--eval-every", "5", "--no-progress")
-    assert options["training_options"] == asdict(MAIN_JOB.training_config(
-        steps=10, eval_every=5, checkpoint_every=5, progress=False))
-    _, options = run("--resume", "--steps", "10")  # a resumed run keeps its own
-    assert options["training_options"] == {"steps": 10}
+    kind, spec, out, options = run()
+    assert (kind, spec, out) == ("start", MAIN_JOB, f"runs/{MAIN_JOB.task.name}")
+    assert options == {"overwrite": False, "device": "cpu", "communicator": None}
+    _, spec, _, _ = run("--steps", "10", "--eval-every", "5", "--no-progress", "--layers", "3")
+    assert spec == MAIN_JOB.with_changes({
+        "training.steps": 10, "training.eval_every": 5, "training.checkpoint_every": 5,
+        "training.progress": False, "model.n_encoder_layers": 3,
+        "model.n_decoder_layers": 3})
+    kind, out, changes, _ = run("--resume", "--steps", "10")  # a resumed run keeps its own
+    assert (kind, out, changes) == ("resume", f"runs/{MAIN_JOB.task.name}",
+                                    {"training.steps": 10})
 
 
 def test_the_examples_help_states_the_objects_defaults(started, capsys, monkeypatch):
@@ -131,10 +136,10 @@ def test_the_examples_help_states_the_objects_defaults(started, capsys, monkeypa
     training = MAIN_JOB.training
     for default in (training.steps, training.batch_size, training.warmup_steps,
                     training.lr_factor, training.target_dropout, training.ema_decay,
-                    training.eval_every, training.samples, MAIN_JOB.record_flow_every,
+                    training.eval_every, MAIN_JOB.monitors.samples, FLOW_EVERY,
                     *MAIN_JOB.model.values()):
         assert f"default {default}" in text
     peak = f"{MAIN_JOB.peak_lr():.1e}".replace("e-0", "e-")  # 3.1e-3: 0.5 / sqrt(64 x 400)
     assert f"the rate peaks at {peak})" in text
-    assert "only --steps, --time-limit, --eval-every, --sync-every, --accumulate, " \
-           "--no-progress, --samples and --record-flow may change" in text
+    assert "only --steps, --eval-every, --sync-every, --time-limit, --accumulate, " \
+           "--no-progress, --samples, --record-flow and --tensorboard may change" in text

@@ -9,12 +9,12 @@ import os
 
 import pytest
 from test_examples_cli import run_example
-from test_trainer import TINY_MODEL, read_records, tiny_training, without_timing
+from test_trainer import read_records, tiny_spec, without_timing
 
 import minigrad as mg
-from minigrad.errors import CheckpointError, ConfigError
 from transformer import run_folder as run_folder_module
-from transformer.pipeline import ResumeConflict, train_translation
+from transformer.errors import CheckpointError, ConfigError, ResumeConflict
+from transformer.pipeline import resume_run, start_run
 from transformer.run_folder import RunFolder
 
 TINY_FLAGS = ["--task", "copy", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff",
@@ -30,7 +30,7 @@ def digest(folder):
 def finished_run(tmp_path_factory):
     """A finished 12-step copy-task run (checkpoints every 4 steps): its folder."""
     out = tmp_path_factory.mktemp("finished") / "run"
-    train_translation("copy", out, TINY_MODEL, tiny_training(), showcase=())
+    start_run(tiny_spec(), out, showcase=())
     return out
 
 
@@ -73,9 +73,9 @@ def test_overwrite_checks_every_flag_before_it_removes_anything(finished_run, tm
 
 def test_overwrite_replaces_the_run_whole(finished_run, tmp_path):
     out = copy_of(finished_run, tmp_path)
-    training = tiny_training(steps=4, eval_every=2, checkpoint_every=2, seed=5)
-    train_translation("copy", out, TINY_MODEL, training, overwrite=True, showcase=())
-    assert RunFolder(out).config()["training"]["seed"] == 5
+    spec = tiny_spec(steps=4, eval_every=2, checkpoint_every=2, seed=5)
+    start_run(spec, out, overwrite=True, showcase=())
+    assert RunFolder(out).spec().training == spec.training
     assert [r["step"] for r in read_records(out) if r["split"] == "valid"] == [2, 4]
     assert mg.load(out / "last.npz")["step"] == 4
     assert sorted(p.name for p in tmp_path.iterdir()) == ["copy"]  # nothing left beside it
@@ -86,7 +86,7 @@ def test_a_folder_holding_other_files_is_never_replaced(finished_run, tmp_path):
     (out / "notes.txt").write_text("mine")
     with pytest.raises(ConfigError, match=r"holds files that are not a training run's "
                                           r"\(notes.txt\)"):
-        train_translation("copy", out, TINY_MODEL, tiny_training(), overwrite=True)
+        start_run(tiny_spec(), out, overwrite=True)
     assert (out / "notes.txt").read_text() == "mine"
 
 
@@ -132,14 +132,14 @@ def test_resume_drops_the_records_after_the_checkpoint_and_says_where_it_continu
         finished_run, tmp_path, capsys):
     straight = read_records(finished_run)
     out = tmp_path / "run"
-    train_translation("copy", out, TINY_MODEL, tiny_training(steps=8), showcase=())
+    start_run(tiny_spec(steps=8), out, showcase=())
     # what a process killed at step 10 leaves: records of steps 9 and 10 after last.npz (8)
     folder = RunFolder(out)
     for record in [r for r in straight if r["step"] in (9, 10)]:
         folder.append_metrics(record)
     capsys.readouterr()
 
-    train_translation(None, out, training_options={"steps": 12}, resume=True, showcase=())
+    resume_run(out, {"training.steps": 12}, showcase=())
 
     assert f"resuming {out} from step 8 of 12" in capsys.readouterr().out
     steps = [(r["step"], r["split"]) for r in read_records(out)]
@@ -151,7 +151,7 @@ def test_resume_drops_the_records_after_the_checkpoint_and_says_where_it_continu
 def test_resuming_a_finished_run_says_so_and_changes_nothing(finished_run, tmp_path, capsys):
     out = copy_of(finished_run, tmp_path)
     before = digest(out)
-    metrics = train_translation(None, out, resume=True, showcase=())
+    metrics = resume_run(out, showcase=())
     assert f"{out} has finished its 12 steps; nothing to do" in capsys.readouterr().out
     assert metrics == json.loads((out / "metrics.json").read_text())
     assert digest(out) == before
@@ -161,17 +161,20 @@ def test_resume_refuses_options_that_would_make_another_run(finished_run, tmp_pa
     out = copy_of(finished_run, tmp_path)
     before = digest(out)
     with pytest.raises(ResumeConflict) as caught:
-        train_translation("reverse", out, {"d_model": 32, "dropout": 0.1},
-                          {"steps": 20, "batch_size": 8, "eval_every": 2}, resume=True)
-    assert caught.value.conflicts == [("task", "reverse", "copy"), ("d_model", 32, 16),
-                                      ("batch_size", 8, 16)]  # dropout is the run's own
+        resume_run(out, {"task.name": "reverse", "model.d_model": 32, "model.dropout": 0.1,
+                         "training.steps": 20, "training.batch_size": 8,
+                         "training.eval_every": 2})
+    assert caught.value.conflicts == [("--task", "reverse", "copy"), ("--d-model", 32, 16),
+                                      ("--batch-size", 8, 16)]  # dropout is the run's own
+    assert str(caught.value).count("\n") == 0 and "--task 'reverse' (the run has 'copy')" \
+        in str(caught.value)
     assert digest(out) == before
 
 
 def test_resume_may_change_the_budget_and_the_intervals(finished_run, tmp_path):
     out = copy_of(finished_run, tmp_path)
-    train_translation(None, out, training_options={"steps": 16, "eval_every": 2,
-                                                   "log_every": 2}, resume=True, showcase=())
+    resume_run(out, {"training.steps": 16, "training.eval_every": 2,
+                     "training.checkpoint_every": 2}, showcase=())
     valid = [r["step"] for r in read_records(out) if r["split"] == "valid"]
     assert valid == [4, 8, 12, 14, 16]
     state = mg.load(out / "last.npz")
@@ -181,8 +184,8 @@ def test_resume_may_change_the_budget_and_the_intervals(finished_run, tmp_path):
 
 def test_the_report_names_the_best_checkpoint_and_counts_the_whole_run(tmp_path, capsys):
     out = tmp_path / "run"
-    train_translation("copy", out, TINY_MODEL, tiny_training(steps=4), showcase=())
-    train_translation(None, out, training_options={"steps": 8}, resume=True, showcase=())
+    start_run(tiny_spec(steps=4), out, showcase=())
+    resume_run(out, {"training.steps": 8}, showcase=())
     printed = capsys.readouterr().out
     best = mg.load(out / "best.npz")
     assert "trained 8 steps in " in printed
@@ -192,8 +195,7 @@ def test_the_report_names_the_best_checkpoint_and_counts_the_whole_run(tmp_path,
 
 def test_validation_results_are_printed_above_the_progress_bar(tmp_path, capsys):
     pytest.importorskip("tqdm")
-    train_translation("copy", tmp_path / "run", TINY_MODEL,
-                      tiny_training(steps=4, eval_every=2, progress=True), showcase=())
+    start_run(tiny_spec(steps=4, eval_every=2, progress=True), tmp_path / "run", showcase=())
     printed = capsys.readouterr().out.splitlines()
     valid = [line for line in printed if "  valid  " in line]
     assert [line.split()[1] for line in valid] == ["2", "4"]

@@ -23,7 +23,9 @@ import numpy as np
 
 import minigrad as mg
 from transformer.data import load_task
-from transformer.pipeline import train_translation
+from transformer.pipeline import resume_run, start_run
+from transformer.run_spec import RunSpec, TaskSpec
+from transformer.training import TrainingConfig
 
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "short_run.json"
 MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
@@ -44,9 +46,10 @@ def short_run(root):
                      encoding="utf-8")
     out = root / "run"
     with redirect_stdout(io.StringIO()) as printed:
-        train_translation("pairs", out, MODEL, TRAINING, data=pairs, showcase=())
-        train_translation(None, out, training_options={"steps": 7}, resume=True, showcase=())
-        train_translation(None, out, resume=True, showcase=())
+        start_run(RunSpec(TaskSpec("pairs", pairs), model=MODEL,
+                          training=TrainingConfig(**TRAINING)), out, showcase=())
+        resume_run(out, {"training.steps": 7}, showcase=())
+        resume_run(out, showcase=())
     return json.loads(json.dumps(summary(out, printed.getvalue())).replace(str(root), "ROOT"))
 
 

@@ -8,11 +8,11 @@ import random
 import numpy as np
 import pytest
 from test_examples_cli import run_example
-from test_trainer import TINY_MODEL, tiny_training
+from test_trainer import tiny_spec
 
-from minigrad.errors import CheckpointError
 from transformer import Translator
-from transformer.pipeline import ResumeConflict, train_translation
+from transformer.errors import CheckpointError, ResumeConflict
+from transformer.pipeline import resume_run, start_run
 from transformer.run_folder import RunFolder
 
 SYLLABLES = ["ka", "lo", "mi", "ner", "sta", "vu", "ber", "tin", "gro", "del", "sch", "ö"]
@@ -41,20 +41,22 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="module")
 def subword_run(tmp_path_factory, corpus):
     out = tmp_path_factory.mktemp("subword") / "run"
-    metrics = train_translation("pairs", out, TINY_MODEL, tiny_training(steps=4),
-                                data=corpus, subword=60)
+    metrics = start_run(tiny_spec("pairs", corpus, steps=4).with_changes(
+        {"tokenizer.subword": 60}), out)
     return out, metrics
 
 
 def test_the_tokenizer_is_saved_beside_the_model_and_reloaded_with_it(subword_run):
     out, _ = subword_run
     folder = RunFolder(out)
-    described = folder.config()["tokenizer"]
-    assert described["kind"] == "subword" and described["size"] == 60
+    described = folder.spec().tokenizer
+    assert described.kind == "subword" and described.subword == 60
     assert {"tokenizer-source.model", "tokenizer-target.model"} <= {p.name for p in
                                                                   out.iterdir()}
     tokenizer, vocab = folder.tokenizer(), folder.vocab()
-    assert tokenizer.digest() == described["digest"]
+    assert tokenizer.digest() == described.digest
+    assert dict(described.pieces) == {side: len(tokenizer.pieces(side))
+                                      for side in ("source", "target")}
     assert set(tokenizer.pieces("source")) <= set(vocab.tokens)
     translator = Translator.from_checkpoint(out)
     assert translator.tokenizer.models == tokenizer.models
@@ -92,8 +94,7 @@ def test_a_subword_run_aligns_words_and_pieces(subword_run):
 
 def test_rare_words_are_pieces_not_unknown_tokens(tmp_path, corpus, subword_run):
     _, subword = subword_run
-    words = train_translation("pairs", tmp_path / "words", TINY_MODEL, tiny_training(steps=4),
-                              data=corpus)
+    words = start_run(tiny_spec("pairs", corpus, steps=4), tmp_path / "words")
     assert words["test_unknown_rate"] > 0.1  # the test split's names are not in train
     assert subword["test_unknown_rate"] < words["test_unknown_rate"] / 5
     assert {"test_bleu", "test_chrf", "test_exact_match"} <= subword.keys()
@@ -122,8 +123,8 @@ def test_a_run_folder_from_before_subwords_is_word_level(tmp_path):
 
 def test_resume_keeps_the_runs_tokenizer(subword_run):
     out, _ = subword_run
-    with pytest.raises(ResumeConflict, match="subword 80 \\(the run has 60\\)"):
-        train_translation(None, out, training_options={"steps": 8}, resume=True, subword=80)
+    with pytest.raises(ResumeConflict, match="--subword 80 \\(the run has 60\\)"):
+        resume_run(out, {"training.steps": 8, "tokenizer.subword": 80})
 
 
 def test_subword_flag_errors_are_one_line(tmp_path, corpus):

@@ -26,8 +26,9 @@ from transformer.data import load_task
 from transformer.data.batching import Batch, BatchIterator, encode_pairs
 from transformer.data.grammar import HELD_OUT_FEATURE_PAIRS, toy_en_es
 from transformer.evaluation import evaluate
-from transformer.pipeline import train_translation
+from transformer.pipeline import resume_run, start_run
 from transformer.run_folder import RunFolder
+from transformer.run_spec import RunSpec, TaskSpec
 from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
 
 TINY_MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
@@ -46,6 +47,12 @@ def tiny_training(**changes):
             **changes}
 
 
+def tiny_spec(task="copy", data=None, **training):
+    """The RunSpec of a run of `task` of a few seconds: TINY_MODEL, `tiny_training`."""
+    return RunSpec(TaskSpec(task, data), model=TINY_MODEL,
+                   training=TrainingConfig(**tiny_training(**training)))
+
+
 @functools.cache
 def copy_task():
     return load_task("copy")
@@ -53,7 +60,7 @@ def copy_task():
 
 def build_trainer(out=None, callbacks=(), optimizer=None, scheduler=None, loss=None,
                   **training):
-    """A Trainer on the copy task built as `train_translation` builds it; `optimizer(model)`
+    """A Trainer on the copy task built as `start_run` builds it; `optimizer(model)`
     and `scheduler(optimizer)` build the Trainer's instead of the paper's defaults."""
     config = TrainingConfig(**tiny_training(**training))
     mg.manual_seed(config.seed)
@@ -347,7 +354,7 @@ def test_a_moving_average_is_what_validation_best_npz_and_translation_use(tmp_pa
     recorder = Recorder()
     monkeypatch.setattr(pipeline, "Trainer", functools.partial(Trainer, callbacks=[recorder]))
     out = tmp_path / "run"
-    train_translation("copy", out, TINY_MODEL, tiny_training(ema_decay=0.9), showcase=())
+    start_run(tiny_spec(ema_decay=0.9), out, showcase=())
     trainer = recorder.calls[-1][1]
     averages = trainer.average.averages
     trained = {name: p.numpy() for name, p in trainer.model.named_parameters()}
@@ -394,7 +401,7 @@ def test_a_checkpoint_without_the_average_a_run_keeps_is_refused(tmp_path):
 def straight_run(tmp_path_factory):
     """An uninterrupted 12-step pipeline run on the copy task: (folder, metrics)."""
     out = tmp_path_factory.mktemp("straight") / "run"
-    return out, train_translation("copy", out, TINY_MODEL, tiny_training(), showcase=())
+    return out, start_run(tiny_spec(), out, showcase=())
 
 
 def test_ctrl_c_saves_last_npz_at_that_step_and_resume_ends_bitwise_the_same(
@@ -404,7 +411,7 @@ def test_ctrl_c_saves_last_npz_at_that_step_and_resume_ends_bitwise_the_same(
     before = signal.getsignal(signal.SIGINT)
     with monkeypatch.context() as patch:  # the CLI's run, with a Ctrl-C after step 6
         patch.setattr(pipeline, "Trainer", functools.partial(Trainer, callbacks=[CtrlCAt(6)]))
-        assert train_translation("copy", out, TINY_MODEL, tiny_training(),
+        assert start_run(tiny_spec(), out,
                                  showcase=()) is None
     assert sigint_guard == []  # the Trainer caught it
     assert signal.getsignal(signal.SIGINT) is before  # and gave the handler back
@@ -413,7 +420,7 @@ def test_ctrl_c_saves_last_npz_at_that_step_and_resume_ends_bitwise_the_same(
     assert read_records(out)[-1]["step"] == 6
     assert not (out / "metrics.json").exists()
 
-    metrics = train_translation("copy", out, resume=True, showcase=())  # as --resume does
+    metrics = resume_run(out, showcase=())  # as --resume does
 
     assert_same_training_state(mg.load(out / "last.npz"), mg.load(straight / "last.npz"))
     assert_bitwise_equal(mg.load(out / "best.npz")["model"],
@@ -514,7 +521,7 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch, capsys
     monkeypatch.setattr(builders, "load_task", small_toy_en_es)
     out = tmp_path / "run"
     training = tiny_training(steps=6, eval_every=3, checkpoint_every=3, log_every=2)
-    metrics = train_translation("toy-en-es", out, TINY_MODEL, training, showcase=())
+    metrics = start_run(tiny_spec("toy-en-es", **training), out, showcase=())
     assert sorted(p.name for p in out.iterdir()) == [
         "best.npz", "config.json", "curves.png", "last.npz", "metrics.json", "metrics.jsonl",
         "samples.jsonl", "vocab.json"]
@@ -522,12 +529,13 @@ def test_the_run_folder_holds_what_conventions_say(tmp_path, monkeypatch, capsys
 
     config = folder.read_json("config.json")
     assert config["task"] == {"name": "toy-en-es", "data": None, "skip_bad_lines": False}
-    assert config["tokenizer"] == {"kind": "word"}
+    assert config["tokenizer"] == {"subword": None, "pieces": None, "digest": None}
     splits = small_toy_en_es("toy-en-es")
     vocab = build_vocab(splits)
     assert TransformerConfig.from_dict(config["model"]) == \
         build_model_config(vocab, splits, TINY_MODEL)
     assert TrainingConfig.from_dict(config["training"]) == TrainingConfig(**training)
+    assert config["monitors"] == {"samples": 3, "record_flow_every": 0, "tensorboard": None}
     assert folder.vocab() == vocab
 
     records = read_records(out)

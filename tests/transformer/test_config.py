@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from minigrad.errors import ConfigError
 from transformer import Transformer, TransformerConfig
+from transformer.errors import ConfigError
 
 
 def test_defaults_are_the_base_model_of_the_paper():
@@ -19,19 +19,19 @@ def test_defaults_are_the_base_model_of_the_paper():
 
 @pytest.mark.parametrize("changes, message", [
     ({"d_model": 30, "n_heads": 8}, "divisible by n_heads"),
-    ({"d_model": 0}, "d_model must be a positive integer"),
-    ({"n_heads": -2}, "n_heads must be a positive integer"),
-    ({"d_ff": 0}, "d_ff must be a positive integer"),
-    ({"max_len": 0}, "max_len must be a positive integer"),
-    ({"src_vocab_size": 0}, "src_vocab_size must be a positive integer"),
-    ({"d_model": 16.0}, "d_model must be a positive integer"),
+    ({"d_model": 0}, "d_model must be an integer >= 1"),
+    ({"n_heads": -2}, "n_heads must be an integer >= 1"),
+    ({"d_ff": 0}, "d_ff must be an integer >= 1"),
+    ({"max_len": 0}, "max_len must be an integer >= 1"),
+    ({"src_vocab_size": 0}, "src_vocab_size must be an integer >= 1"),
+    ({"d_model": 16.0}, "d_model must be an integer >= 1"),
     ({"n_encoder_layers": 0}, "n_encoder_layers must be an integer >= 1"),
     ({"n_decoder_layers": True}, "n_decoder_layers must be an integer >= 1"),
     ({"positional": "rotary"}, "positional must be one of"),
     ({"residual": "highway"}, "residual must be one of"),
-    ({"dropout": 1.0}, "dropout must be in [0, 1)"),
-    ({"dropout": -0.1}, "dropout must be in [0, 1)"),
-    ({"attention_dropout": 2}, "attention_dropout must be in [0, 1)"),
+    ({"dropout": 1.0}, "dropout must be a number in [0, 1)"),
+    ({"dropout": -0.1}, "dropout must be a number in [0, 1)"),
+    ({"attention_dropout": 2}, "attention_dropout must be a number in [0, 1)"),
     ({"tgt_vocab_size": 50, "share_embeddings": True}, "share_embeddings needs one joint"),
     ({"pad_id": 100}, "pad_id must be a token id"),
 ])

@@ -14,7 +14,7 @@ import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from minigrad.backend.blockwise import core_count
+from minigrad.backend import core_count
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")

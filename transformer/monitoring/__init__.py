@@ -6,8 +6,8 @@
 - `FlowRecording`: the GradientFlowRecorder every N steps into flow.jsonl, `flow_table` and
   `write_flow_figure` (flow.png);
 - `TensorBoardLogger`: scalars, samples and histograms for TensorBoard (tensorboardX);
-- `monitored(trainer, valid, tensorboard)`: all of them around a run, as the run
-  orchestration uses them;
+- `monitored(trainer, valid, monitors)`: all of them around a run, as the run
+  orchestration uses them (`check_monitors` first);
 - `attention_views` and `write_attention_npz`: every attention weight of chosen sentences,
   for the report page and for bertviz; `write_report`: the report page (Plotly).
 """
@@ -15,12 +15,12 @@
 from .attention import attention_views, write_attention_npz
 from .curves import CURVES_FILE, run_panels, write_curves
 from .flow import FLOW_FILE, FlowRecording, flow_table, update_ratio_table, write_flow_figure
-from .monitors import monitored
+from .monitors import check_monitors, monitored
 from .report import write_report
 from .samples import SAMPLES_FILE, SampleTranslations, read_samples
 from .tensorboard import TensorBoardLogger, summary_writer
 
 __all__ = ["CURVES_FILE", "FLOW_FILE", "SAMPLES_FILE", "FlowRecording", "SampleTranslations",
-           "TensorBoardLogger", "attention_views", "flow_table", "monitored", "read_samples",
-           "run_panels", "summary_writer", "update_ratio_table", "write_attention_npz",
-           "write_curves", "write_flow_figure", "write_report"]
+           "TensorBoardLogger", "attention_views", "check_monitors", "flow_table", "monitored",
+           "read_samples", "run_panels", "summary_writer", "update_ratio_table",
+           "write_attention_npz", "write_curves", "write_flow_figure", "write_report"]

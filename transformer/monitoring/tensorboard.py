@@ -3,8 +3,11 @@ the sample translations as text and histograms of the weights and their gradient
 validation, written with tensorboardX (the `tensorboard` extra; `tensorboard --logdir DIR`
 shows them)."""
 
+import os
+from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from ..training import Callback
 
 TRAIN_SCALARS = ("loss", "lr", "grad_norm", "tokens_per_s")
@@ -12,13 +15,30 @@ VALID_SCALARS = ("loss", "exact_match", "bleu", "token_accuracy")
 
 
 def summary_writer(logdir) -> Any:
-    """A tensorboardX SummaryWriter into `logdir`; ImportError naming the extra without it."""
+    """A tensorboardX SummaryWriter into `logdir` (`check_logdir` first)."""
+    check_logdir(logdir)
+    from tensorboardX import SummaryWriter
+
+    return SummaryWriter(str(logdir))
+
+
+def check_logdir(logdir) -> None:
+    """Nothing when TensorBoard logs can be written into the folder `logdir`: tensorboardX is
+    installed (else ImportError naming the extra) and `logdir` is a folder that can be
+    written, or can be made where its nearest existing parent is one (else ConfigError)."""
     try:
-        from tensorboardX import SummaryWriter
+        import tensorboardX  # noqa: F401
     except ImportError as error:
         raise ImportError("--tensorboard needs tensorboardX: pip install -e '.[tensorboard]'"
                           ) from error
-    return SummaryWriter(str(logdir))
+    path = Path(logdir)
+    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"--tensorboard {logdir}: {existing} is a file; give a folder to "
+                          "write the logs into")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--tensorboard {logdir}: {existing} cannot be written (permission "
+                          "denied); give a folder of yours")
 
 
 class TensorBoardLogger(Callback):
