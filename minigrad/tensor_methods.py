@@ -83,8 +83,8 @@ class TensorMethods:
         return _ops.logical_or(self, other)
 
     def __invert__(self) -> Tensor:
-        """~x (`logical_not`)."""
-        return _ops.logical_not(self)
+        """~x: bitwise not of integers, logical not of booleans (`bitwise_not`)."""
+        return _ops.bitwise_not(self)
 
     def isfinite(self) -> Tensor:
         """True where x is neither NaN nor ±inf"""

@@ -4,6 +4,7 @@ zeros, never NaN)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -147,31 +148,84 @@ def _check_targets(targets, classes, ignore_index):
 
 @op(functions=(ops.ScaledDotProductAttention, ops.Softmax), namespace="F",
     reference=references.attention_reference, spec=InputSpec("attention", mask=True),
-    summary="softmax(q kᵀ / sqrt(d)) v, masked, one fused op")
-def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=False,
-                                 return_weights=False) -> Any:
-    """softmax(q kᵀ/sqrt(d_k)) v with `mask` True = not attended (broadcast to (..., Lq, Lk)).
+    summary="softmax(q kᵀ · scale + attn_mask) v as PyTorch's (attn_mask True = attend); "
+            "`mask=` True = excluded; one fused op")
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False, *, mask=None,
+                                 training=True, return_weights=False) -> Any:
+    """softmax(query keyᵀ · scale + attn_mask) value, PyTorch's function and arguments:
+    `attn_mask` boolean True = attended (or a float mask added to the scores, a constant),
+    `is_causal` the top-left causal mask, `scale` 1/sqrt(d) unless given, `enable_gqa` key
+    and value heads (axis -3) shared by groups of query heads. `mask` (keyword only) is
+    minigrad's own convention, True = excluded, combined with the others. A row that attends
+    to nothing gives zeros, not PyTorch's NaN. Dropout when `training` (PyTorch's: whenever
+    dropout_p > 0).
 
-    q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv); with
+    query (..., Lq, d), key (..., Lk, d), value (..., Lk, dv) -> (..., Lq, dv); with
     `return_weights=True` also the attention weights (..., Lq, Lk), detached."""
-    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-        raise ShapeError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} "
-                         "do not fit: q and k need the same last axis, k and v the same "
-                         "second-to-last axis (the key length)")
-    mask_data = None
+    name = "scaled_dot_product_attention"
+    if enable_gqa:
+        key, value = _shared_heads(name, query, key), _shared_heads(name, query, value)
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ShapeError(f"{name}: q {query.shape}, k {key.shape}, v {value.shape} do not "
+                         "fit: q and k need the same last axis, k and v the same second-to-last "
+                         "axis (the key length)")
+    scores_shape = np.broadcast_shapes(query.shape[:-2], key.shape[:-2]) + (query.shape[-2],
+                                                                            key.shape[-2])
+    if is_causal and attn_mask is not None:
+        raise ValueError(f"{name}: pass attn_mask or is_causal=True, not both (as PyTorch); "
+                         "put the causal mask into attn_mask")
+    excluded, bias = None, None
     if mask is not None:
-        mask_data = mask_array("scaled_dot_product_attention", mask, q)
-        scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2],
-                                                                          k.shape[-2])
-        try:
-            np.broadcast_shapes(scores_shape, mask_data.shape)
-        except ValueError:
-            raise ShapeError(f"scaled_dot_product_attention: a mask of shape "
-                             f"{mask_data.shape} does not broadcast to the scores' shape "
-                             f"{scores_shape} (batch, heads, q_len, k_len)") from None
-    out = ops.ScaledDotProductAttention.apply(q, k, v, mask=mask_data,
+        excluded = _attention_mask(name, "mask", mask_array(name, mask, query), scores_shape)
+    if attn_mask is not None:
+        array = attn_mask.data if isinstance(attn_mask, Tensor) else \
+            query.backend.xp.asarray(attn_mask)
+        _attention_mask(name, "attn_mask", array, scores_shape)
+        if array.dtype == np.bool_:
+            excluded = ~array if excluded is None else excluded | ~array
+        elif array.dtype.kind == "f":
+            bias = array.astype(query.dtype, copy=False)
+        else:
+            raise DTypeError(f"{name}: attn_mask must be boolean (True = attend) or floating "
+                             f"(added to the scores), got {array.dtype}")
+    if is_causal:
+        lq, lk = scores_shape[-2:]
+        above = query.backend.xp.asarray(np.triu(np.ones((lq, lk), bool), 1))
+        excluded = above if excluded is None else excluded | above
+    out = ops.ScaledDotProductAttention.apply(query, key, value, mask=excluded, bias=bias,
+                                              scale=scale,
                                               dropout_p=dropout_p if training else 0.0)
     if return_weights:
-        weights = ops.attention_weights(q.backend, q.data, k.data, mask_data)
-        return out, Tensor._make(weights, q.backend)
+        applied = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+        weights = ops.attention_weights(query.backend, query.data, key.data, excluded, applied,
+                                        bias)
+        return out, Tensor._make(weights, query.backend)
     return out
+
+
+def _attention_mask(name, argument, array, scores_shape):
+    """`array`, checked to broadcast to the scores' shape."""
+    try:
+        np.broadcast_shapes(scores_shape, array.shape)
+    except ValueError:
+        raise ShapeError(f"{name}: {argument} of shape {array.shape} does not broadcast to the "
+                         f"scores' shape {scores_shape} (batch, heads, q_len, k_len)") from None
+    return array
+
+
+def _shared_heads(name, query, x):
+    """x (..., Hk, L, d) with each head repeated for its group of query heads (..., Hq, L, d)
+    (PyTorch's enable_gqa: Hq a multiple of Hk)."""
+    if query.ndim < 3 or x.ndim < 3:
+        raise ShapeError(f"{name}: enable_gqa needs heads on axis -3, got q {query.shape} and "
+                         f"{x.shape}")
+    query_heads, heads = query.shape[-3], x.shape[-3]
+    if query_heads == heads:
+        return x
+    if query_heads % heads:
+        raise ShapeError(f"{name}: enable_gqa needs the query's heads ({query_heads}) to be a "
+                         f"multiple of the key's and value's ({heads})")
+    group = query_heads // heads
+    grouped = x.expand_dims(-3).broadcast_to(x.shape[:-2] + (group,) + x.shape[-2:])
+    return grouped.reshape(x.shape[:-3] + (query_heads,) + x.shape[-2:])

@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from ..errors import DeviceError
+from ..errors import DeviceError, DTypeError
 from ..tensor import Tensor, ensure_tensor
 from .broadcasting import broadcast_shape
 from .reduce import normalize_axes
@@ -52,10 +52,19 @@ logical_or = _declare_binary("logical_or", operator.or_, np.logical_or, "a | b",
                              dtype="bool")
 
 
-@op(reference=np.logical_not, spec=InputSpec("unary", dtype="bool"), summary="~x",
-    operators=("__invert__",), differentiable=False)
+@op(reference=np.logical_not, spec=InputSpec("unary", dtype="bool"), summary="not x (x == 0)",
+    differentiable=False)
 def logical_not(x) -> Tensor:
     return Tensor._make(~x.data if x.dtype.kind == "b" else x.data == 0, x.backend)
+
+
+@op(reference=np.invert, spec=InputSpec("unary", dtype="int"), operators=("__invert__",),
+    differentiable=False, summary="~x: bitwise not of integers, logical not of booleans")
+def bitwise_not(x) -> Tensor:
+    if x.dtype.kind not in "biu":
+        raise DTypeError(f"bitwise_not (~): needs a boolean or integer tensor, got {x.dtype}; "
+                         "for floats use mg.logical_not(x) (x == 0)")
+    return Tensor._make(~x.data, x.backend)
 
 
 @op(reference=np.isfinite, spec=InputSpec("unary"), method=True, differentiable=False,
@@ -68,8 +77,8 @@ def isfinite(x) -> Tensor:
     differentiable=False, summary="index of the largest value (int64)")
 def argmax(x, axis=None, keepdims=False) -> Tensor:
     """Index of the largest value (the first one at ties), int64."""
-    if axis is not None:
-        axis = normalize_axes("argmax", axis, x.ndim)[0]
+    if axis is not None:  # a 0-d tensor's only axis: its one element
+        axis = (normalize_axes("argmax", axis, x.ndim) or (None,))[0]
     out = x.data.argmax(axis=axis, keepdims=keepdims)
     return Tensor._make(x.backend.xp.asarray(out, dtype="int64"), x.backend)
 

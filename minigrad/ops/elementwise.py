@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+from contextlib import nullcontext
 from collections.abc import Callable
 from typing import Any
 
@@ -78,7 +79,9 @@ class Divide(BinaryFunction):
 @op(reference=np.power, spec=InputSpec("elementwise", low=0.5, high=2.0), summary="a ** b",
     operators=("__pow__", "__rpow__"))
 class Power(BinaryFunction):
-    """a ** b; the gradient for b is asked only where b requires grad (it needs log a)."""
+    """a ** b; the gradient for b is asked only where b requires grad (it needs log a). As
+    PyTorch's, the gradient for a is 0 where b = 0 and the one for b is 0 where a = 0 and
+    b >= 0 (not the NaN or -inf of the formulas there)."""
 
     name = "power"
     float_only = True
@@ -89,9 +92,28 @@ class Power(BinaryFunction):
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = self.inputs
-        grad_a = grad * b * a ** (b - 1) if a.requires_grad else None
-        grad_b = grad * self.output() * a.log() if b.requires_grad else None
+        xp = self.xp
+        grad_a = grad_b = None
+        with _quiet_power(xp):
+            if a.requires_grad:
+                grad_a = grad * self._zero_where(b.data == 0, b * a ** (b - 1))
+            if b.requires_grad:
+                at_zero = (a.data == 0) & (b.data >= 0)
+                grad_b = grad * self._zero_where(at_zero, self.output() * a.log())
         return grad_a, grad_b
+
+    def _zero_where(self, condition, value: Tensor) -> Tensor:
+        """value with 0 where `condition` (an array) holds; on the CPU, where nothing is masked
+        (the common case), the formula as it is (a GPU would wait for the test)."""
+        if self.backend.activate is None and not condition.any():
+            return value
+        return Where.apply(0.0, value, condition=condition)
+
+
+def _quiet_power(xp):
+    """Silence NumPy's warnings for 0 ** -1 and log 0 (masked right after)."""
+    errstate = getattr(xp, "errstate", None)
+    return errstate(divide="ignore", invalid="ignore") if errstate else nullcontext()
 
 
 class _PairExtremum(BinaryFunction):

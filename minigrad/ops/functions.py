@@ -21,6 +21,7 @@ from .compare import (
     all,
     any,
     argmax,
+    bitwise_not,
     equal,
     greater,
     greater_equal,
@@ -106,6 +107,7 @@ __all__ = [
     "logical_and",
     "logical_or",
     "logical_not",
+    "bitwise_not",
     "isfinite",
     "argmax",
     "any",
@@ -197,7 +199,10 @@ def divide(a: Operand, b: Operand) -> Tensor:
 
 
 def power(a: Operand, b: Operand) -> Tensor:
-    """a ** b; the gradient for b is asked only where b requires grad (it needs log a)."""
+    """a ** b; the gradient for b is asked only where b requires grad (it needs log a). As
+    PyTorch's, the gradient for a is 0 where b = 0 and the one for b is 0 where a = 0 and
+    b >= 0 (not the NaN or -inf of the formulas there).
+    """
     return Power.apply(a, b)
 
 

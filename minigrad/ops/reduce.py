@@ -24,11 +24,12 @@ def normalize_axes(name, axis, ndim) -> tuple[int, ...]:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     normalized = []
+    span = builtins.max(ndim, 1)  # a 0-d tensor takes axis 0 and -1, as in PyTorch
     for a in axes:
-        if not -ndim <= a < builtins.max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
+        if not -span <= a < span:
             raise ShapeError(f"{name}: axis {a} is out of range for a tensor with {ndim} "
-                             f"dimension(s); use an axis in [{-ndim}, {ndim - 1}]")
-        normalized.append(a % builtins.max(ndim, 1))
+                             f"dimension(s); use an axis in [{-span}, {span - 1}]")
+        normalized.append(a % span)
     if len(set(normalized)) != len(normalized):
         raise ShapeError(f"{name}: repeated axis in {axis}")
     return tuple(sorted(normalized)) if ndim else ()

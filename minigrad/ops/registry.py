@@ -76,7 +76,7 @@ class InputSpec:
     high: float = 2.0
     kinks: tuple = ()  # points where the op is not smooth: values stay a margin away
     distinct: bool = False  # all values pairwise apart: no ties (max, min, sort)
-    dtype: str = "float"  # the drawn tensors: "float" or "bool"
+    dtype: str = "float"  # the drawn tensors: "float", "bool" or "int" (int64)
     min_ndim: int = 0  # for "unary": the fewest dimensions (tril needs 2)
     mask: bool = False  # also an optional boolean `mask` (True = masked out)
     options: dict = field(default_factory=dict)  # keyword -> the choices it is drawn from

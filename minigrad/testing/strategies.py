@@ -24,11 +24,12 @@ from minigrad.ops.registry import SHAPE_RULES
 MAX_SIDE = 4  # every axis has 1-4 elements ...
 MAX_ELEMENTS = 32  # ... and a tensor at most 32: finite differences stay fast
 MARGIN = 0.1  # distance kept from an op's kinks
+INT_RANGE = 20  # integer tensors hold values in [-INT_RANGE, INT_RANGE]
 
 
 @dataclass(frozen=True)
 class Slot:
-    """A tensor to be filled: its shape and kind ("float" or "bool")."""
+    """A tensor to be filled: its shape and kind ("float", "bool" or "int")."""
 
     shape: tuple
     kind: str = "float"
@@ -432,6 +433,8 @@ def _fill(args, kwargs, spec, seed):
             return slot
         if slot.kind == "bool":
             return np.asarray(rng.random(slot.shape) < 0.5)
+        if slot.kind == "int":
+            return np.asarray(rng.integers(-INT_RANGE, INT_RANGE + 1, slot.shape))
         return next(values).reshape(slot.shape)
 
     return Case(*drawn.map_arrays(fill))
