@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import operator
-from contextlib import nullcontext
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np

@@ -15,12 +15,12 @@ from ..errors import ShapeError
 from ..tensor import Tensor
 from .elementwise import erf_array
 from .indexing import IndexAdd
+from .reduce import normalize_axes
 from .references import (
     cross_entropy_backward_reference,
     erf_reference,
     layer_norm_input_gradient_reference,
 )
-from .reduce import normalize_axes
 from .registry import InputSpec, op
 
 
