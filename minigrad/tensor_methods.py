@@ -200,6 +200,30 @@ class TensorMethods:
         """a change of dtype"""
         return _ops.astype(self, dtype)
 
+    def log2(self) -> Tensor:
+        """base-2 logarithm"""
+        return _ops.Log2.apply(self)
+
+    def log10(self) -> Tensor:
+        """base-10 logarithm"""
+        return _ops.Log10.apply(self)
+
+    def log1p(self) -> Tensor:
+        """log(1 + x), accurate near 0"""
+        return _ops.Log1p.apply(self)
+
+    def expm1(self) -> Tensor:
+        """e ** x - 1, accurate near 0"""
+        return _ops.Expm1.apply(self)
+
+    def exp2(self) -> Tensor:
+        """2 ** x"""
+        return _ops.Exp2.apply(self)
+
+    def rsqrt(self) -> Tensor:
+        """1 / sqrt(x)"""
+        return _ops.Rsqrt.apply(self)
+
     def __getitem__(self, index) -> Tensor:
         """x[index] (`getitem`)."""
         return _ops.getitem(self, index)
@@ -239,3 +263,83 @@ class TensorMethods:
     def __rmatmul__(self, other: Operand) -> Tensor:
         """a @ b as NumPy: 1-D operands, broadcast batches (`matmul`)."""
         return _ops.matmul(other, self)
+
+    def sign(self) -> Tensor:
+        """-1, 0 or 1 by the sign of x; zero gradient"""
+        return _ops.Sign.apply(self)
+
+    def floor(self) -> Tensor:
+        """largest integer <= x; zero gradient"""
+        return _ops.Floor.apply(self)
+
+    def ceil(self) -> Tensor:
+        """smallest integer >= x; zero gradient"""
+        return _ops.Ceil.apply(self)
+
+    def trunc(self) -> Tensor:
+        """x rounded toward 0; zero gradient"""
+        return _ops.Trunc.apply(self)
+
+    def round(self, decimals=0) -> Tensor:
+        """x rounded to `decimals` places, halves to even; zero gradient"""
+        return _ops.Round.apply(self, decimals=decimals)
+
+    def __mod__(self, other: Operand) -> Tensor:
+        """a - floor(a / b) · b: the remainder with b's sign (Python's %) (`remainder`)."""
+        return _ops.Remainder.apply(self, other)
+
+    def __rmod__(self, other: Operand) -> Tensor:
+        """a - floor(a / b) · b: the remainder with b's sign (Python's %) (`remainder`)."""
+        return _ops.Remainder.apply(other, self)
+
+    def __floordiv__(self, other: Operand) -> Tensor:
+        """floor(a / b) (Python's //) (`floor_divide`)."""
+        return _ops.FloorDivide.apply(self, other)
+
+    def __rfloordiv__(self, other: Operand) -> Tensor:
+        """floor(a / b) (Python's //) (`floor_divide`)."""
+        return _ops.FloorDivide.apply(other, self)
+
+    def sin(self) -> Tensor:
+        """sine"""
+        return _ops.Sin.apply(self)
+
+    def cos(self) -> Tensor:
+        """cosine"""
+        return _ops.Cos.apply(self)
+
+    def tan(self) -> Tensor:
+        """tangent"""
+        return _ops.Tan.apply(self)
+
+    def asin(self) -> Tensor:
+        """inverse sine"""
+        return _ops.Asin.apply(self)
+
+    def acos(self) -> Tensor:
+        """inverse cosine"""
+        return _ops.Acos.apply(self)
+
+    def atan(self) -> Tensor:
+        """inverse tangent"""
+        return _ops.Atan.apply(self)
+
+    def sinh(self) -> Tensor:
+        """hyperbolic sine"""
+        return _ops.Sinh.apply(self)
+
+    def cosh(self) -> Tensor:
+        """hyperbolic cosine"""
+        return _ops.Cosh.apply(self)
+
+    def asinh(self) -> Tensor:
+        """inverse hyperbolic sine"""
+        return _ops.Asinh.apply(self)
+
+    def acosh(self) -> Tensor:
+        """inverse hyperbolic cosine"""
+        return _ops.Acosh.apply(self)
+
+    def atanh(self) -> Tensor:
+        """inverse hyperbolic tangent"""
+        return _ops.Atanh.apply(self)

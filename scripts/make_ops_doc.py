@@ -31,6 +31,9 @@ METHODS = ROOT / "minigrad" / "tensor_methods.py"
 # The table's sections: the module an op is declared in.
 SECTIONS = {
     "minigrad.ops.elementwise": "Elementwise",
+    "minigrad.ops.exponential": "Elementwise",
+    "minigrad.ops.rounding": "Elementwise",
+    "minigrad.ops.trigonometric": "Elementwise",
     "minigrad.creation": "Elementwise",
     "minigrad.ops.reduce": "Reductions",
     "minigrad.ops.linalg": "Products",
@@ -69,7 +72,8 @@ OPERATOR_SYMBOLS = {
     "__pow__": "a ** b", "__matmul__": "a @ b", "__neg__": "-x", "__eq__": "a == b",
     "__ne__": "a != b", "__lt__": "a < b", "__le__": "a <= b", "__gt__": "a > b",
     "__ge__": "a >= b", "__and__": "a & b", "__or__": "a \\| b", "__invert__": "~x",
-    "__getitem__": "x[index]",
+    "__getitem__": "x[index]", "__mod__": "a % b", "__floordiv__": "a // b",
+    "__xor__": "a ^ b", "__lshift__": "a << b", "__rshift__": "a >> b",
 }
 
 
@@ -125,13 +129,15 @@ def ops_markdown():
         if not rows:
             continue
         lines += ["", f"## {section}", "",
-                  "| op | call | on Tensor | summary | Function classes | inputs | flags |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| op | call | on Tensor | summary | PyTorch | Function classes | inputs | "
+                  "flags |",
+                  "|---|---|---|---|---|---|---|---|"]
         for op in rows:
             classes = ", ".join(fn.__name__ for fn in op.functions) or "-"
             summary = op.summary.replace("|", "\\|")
+            pytorch = (op.pytorch or f"`torch.{op.name}`").replace("|", "\\|")
             lines.append(f"| {op.name} | `{call_text(op)}` | {on_tensor(op)} | {summary} | "
-                         f"{classes} | {_inputs(op.spec)} | {_flags(op)} |")
+                         f"{pytorch} | {classes} | {_inputs(op.spec)} | {_flags(op)} |")
     used = {op.spec.rule for op in public}
     lines += ["", "## Shape rules", "", "| rule | inputs |", "|---|---|"]
     lines += [f"| {rule} | {text} |" for rule, text in SHAPE_RULES.items() if rule in used]

@@ -2,4 +2,15 @@
 (`registry.py`). Importing this package imports every op module, so declares their ops (the
 fused ones are declared in `minigrad.nn.functional`, `tril`/`triu` in `minigrad.creation`)."""
 
-from . import compare, elementwise, indexing, linalg, nn, reduce, shape
+from . import (
+    compare,
+    elementwise,
+    exponential,
+    indexing,
+    linalg,
+    nn,
+    reduce,
+    rounding,
+    shape,
+    trigonometric,
+)

@@ -57,6 +57,15 @@ from .elementwise import (
     masked_fill,
     where,
 )
+from .exponential import (
+    Exp2,
+    Expm1,
+    Log1p,
+    Log2,
+    Log10,
+    LogAddExp,
+    Rsqrt,
+)
 from .indexing import (
     getitem,  # noqa: F401  (a Tensor method's)
     index_add,
@@ -76,6 +85,18 @@ from .reduce import (
     Sum,
     Var,
 )
+from .rounding import (
+    Ceil,
+    CopySign,
+    Floor,
+    FloorDivide,
+    Fmod,
+    Remainder,
+    Round,
+    Sign,
+    Trunc,
+    div,
+)
 from .shape import (
     ToDevice,
     broadcast_to,
@@ -89,6 +110,19 @@ from .shape import (
     swapaxes,
     transpose,
     transpose_method,  # noqa: F401  (a Tensor method's)
+)
+from .trigonometric import (
+    Acos,
+    Acosh,
+    Asin,
+    Asinh,
+    Atan,
+    Atanh,
+    Cos,
+    Cosh,
+    Sin,
+    Sinh,
+    Tan,
 )
 
 __all__ = [
@@ -131,6 +165,13 @@ __all__ = [
     "clip",
     "where",
     "masked_fill",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "exp2",
+    "rsqrt",
+    "logaddexp",
     "index_add",
     "topk",
     "reshape",
@@ -143,6 +184,27 @@ __all__ = [
     "stack",
     "split",
     "matmul",
+    "sign",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "copysign",
+    "fmod",
+    "remainder",
+    "floor_divide",
+    "div",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
     "tril",
     "triu",
 ]
@@ -280,6 +342,41 @@ def clip(x: Tensor, min=None, max=None) -> Tensor:
     return Clip.apply(x, min=min, max=max)
 
 
+def log2(x: Tensor) -> Tensor:
+    """base-2 logarithm"""
+    return Log2.apply(x)
+
+
+def log10(x: Tensor) -> Tensor:
+    """base-10 logarithm"""
+    return Log10.apply(x)
+
+
+def log1p(x: Tensor) -> Tensor:
+    """log(1 + x), accurate near 0"""
+    return Log1p.apply(x)
+
+
+def expm1(x: Tensor) -> Tensor:
+    """e ** x - 1, accurate near 0"""
+    return Expm1.apply(x)
+
+
+def exp2(x: Tensor) -> Tensor:
+    """2 ** x"""
+    return Exp2.apply(x)
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    """1 / sqrt(x)"""
+    return Rsqrt.apply(x)
+
+
+def logaddexp(a: Operand, b: Operand) -> Tensor:
+    """log(e^a + e^b) as max(a, b) + log1p(e^-|a - b|): no overflow; two -inf give -inf."""
+    return LogAddExp.apply(a, b)
+
+
 def to_device(x: Tensor, device=None) -> Tensor:
     """A copy to another device: the one op whose output lives elsewhere than its input."""
     return ToDevice.apply(x, device=device)
@@ -291,6 +388,106 @@ def layer_norm_input_gradient(g: Operand, normalized: Operand, rstd: Operand, n_
     the rows where the Tensor ops took eleven). Differentiable again.
     """
     return LayerNormInputGradient.apply(g, normalized, rstd, n_axes=n_axes)
+
+
+def sign(x: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of x; zero gradient"""
+    return Sign.apply(x)
+
+
+def floor(x: Tensor) -> Tensor:
+    """largest integer <= x; zero gradient"""
+    return Floor.apply(x)
+
+
+def ceil(x: Tensor) -> Tensor:
+    """smallest integer >= x; zero gradient"""
+    return Ceil.apply(x)
+
+
+def trunc(x: Tensor) -> Tensor:
+    """x rounded toward 0; zero gradient"""
+    return Trunc.apply(x)
+
+
+def round(x: Tensor, decimals=0) -> Tensor:
+    """x rounded to `decimals` places, halves to even; zero gradient"""
+    return Round.apply(x, decimals=decimals)
+
+
+def copysign(a: Operand, b: Operand) -> Tensor:
+    """|a| with the sign of b"""
+    return CopySign.apply(a, b)
+
+
+def fmod(a: Operand, b: Operand) -> Tensor:
+    """a - trunc(a / b) · b: the remainder with a's sign (C's fmod)"""
+    return Fmod.apply(a, b)
+
+
+def remainder(a: Operand, b: Operand) -> Tensor:
+    """a - floor(a / b) · b: the remainder with b's sign (Python's %)"""
+    return Remainder.apply(a, b)
+
+
+def floor_divide(a: Operand, b: Operand) -> Tensor:
+    """floor(a / b) (Python's //); zero gradient"""
+    return FloorDivide.apply(a, b)
+
+
+def sin(x: Tensor) -> Tensor:
+    """sine"""
+    return Sin.apply(x)
+
+
+def cos(x: Tensor) -> Tensor:
+    """cosine"""
+    return Cos.apply(x)
+
+
+def tan(x: Tensor) -> Tensor:
+    """tangent"""
+    return Tan.apply(x)
+
+
+def asin(x: Tensor) -> Tensor:
+    """inverse sine"""
+    return Asin.apply(x)
+
+
+def acos(x: Tensor) -> Tensor:
+    """inverse cosine"""
+    return Acos.apply(x)
+
+
+def atan(x: Tensor) -> Tensor:
+    """inverse tangent"""
+    return Atan.apply(x)
+
+
+def sinh(x: Tensor) -> Tensor:
+    """hyperbolic sine"""
+    return Sinh.apply(x)
+
+
+def cosh(x: Tensor) -> Tensor:
+    """hyperbolic cosine"""
+    return Cosh.apply(x)
+
+
+def asinh(x: Tensor) -> Tensor:
+    """inverse hyperbolic sine"""
+    return Asinh.apply(x)
+
+
+def acosh(x: Tensor) -> Tensor:
+    """inverse hyperbolic cosine"""
+    return Acosh.apply(x)
+
+
+def atanh(x: Tensor) -> Tensor:
+    """inverse hyperbolic tangent"""
+    return Atanh.apply(x)
 
 
 tensor_methods.bind(sys.modules[__name__])  # Tensor's methods call these

@@ -106,6 +106,7 @@ class Op:
     random: bool = False  # draws from the generator: evaluate with the seed reset each time
     eps: float = 1e-6  # finite-difference step (larger for linear ops that round their output)
     accuracy: float = 0.0  # absolute error allowed against the reference (approximations)
+    pytorch: str = ""  # PyTorch's counterpart and how the two differ ("": torch.<name>, alike)
 
     @property
     def call(self) -> Callable:
@@ -128,7 +129,9 @@ Declared = TypeVar("Declared")  # the decorated class or function, returned as i
 _TABLE: list[Op] = []  # the ops declared inside minigrad, in the order they were declared
 
 # Operators whose Tensor is the right operand: `2 - x` calls x.__rsub__(2) = subtract(2, x).
-REFLECTED = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__")
+REFLECTED = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__",
+             "__rmod__", "__rfloordiv__", "__rand__", "__ror__", "__rxor__", "__rlshift__",
+             "__rrshift__")
 
 
 def op(name: str | None = None, *, method: bool | str | None = None, overrides: bool = False,
