@@ -10,6 +10,7 @@ an op, take its lines out of them by hand first.
 
 import argparse
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -213,6 +214,13 @@ def _relative(module):
     return ".." + module[len("minigrad."):]
 
 
+def _isort_key(name):
+    """isort's order of imported names: classes first, numbers within names by value (Log2
+    before Log10)."""
+    return (not name[0].isupper(), [int(part) if part.isdigit() else part
+                                    for part in re.split(r"(\d+)", name)])
+
+
 def functions_source():
     """minigrad/ops/functions.py: a function for each op declared on its class, and the `mg`
     namespace (`__all__`): those functions and the ops declared on functions."""
@@ -246,7 +254,7 @@ def functions_source():
     used = set(exported) | {"tensor_methods", "Operand", "Tensor"} | {
         entry.functions[0].__name__ for entry in ops() if entry.function is None}
     for module in sorted(imports):  # as isort: `..` before `.`
-        names = sorted(imports[module], key=lambda n: (not n[0].isupper(), n))
+        names = sorted(imports[module], key=_isort_key)
         lines += [f"from {module} import (",
                   *(f"    {name}," + ("" if name in used else "  # noqa: F401  (a Tensor method's)")
                     for name in names), ")"]
