@@ -90,6 +90,14 @@ class TensorMethods:
         """True where x is neither NaN nor ±inf"""
         return _ops.isfinite(self)
 
+    def isinf(self) -> Tensor:
+        """True where x is ±inf"""
+        return _ops.isinf(self)
+
+    def isnan(self) -> Tensor:
+        """True where x is NaN"""
+        return _ops.isnan(self)
+
     def argmax(self, axis=None, keepdims=False) -> Tensor:
         """Index of the largest value (the first one at ties), int64."""
         return _ops.argmax(self, axis=axis, keepdims=keepdims)
@@ -191,6 +199,10 @@ class TensorMethods:
     def clip(self, min=None, max=None) -> Tensor:
         """Values limited to [low, high]; the gradient passes where the value was inside."""
         return _ops.Clip.apply(self, min=min, max=max)
+
+    def lerp(self, end, weight) -> Tensor:
+        """PyTorch's lerp (`input`, `end`, `weight`): weight a tensor or a number."""
+        return _ops.lerp(self, end, weight)
 
     def masked_fill(self, mask, value) -> Tensor:
         """value where the mask is True (True = masked out)"""

@@ -11,10 +11,51 @@ import numpy as np
 
 from ..autograd import is_anomaly_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
+from ..ops import elementwise, reduce, references
 from ..ops import nn as ops
-from ..ops import references
 from ..ops.elementwise import mask_array
-from ..ops.functions import relu as relu  # mg.relu, also part of this API
+from ..ops.functions import (  # the activations (minigrad/ops/activations.py); mg.relu
+    celu as celu,
+)
+from ..ops.functions import (
+    elu as elu,
+)
+from ..ops.functions import (
+    hardsigmoid as hardsigmoid,
+)
+from ..ops.functions import (
+    hardswish as hardswish,
+)
+from ..ops.functions import (
+    hardtanh as hardtanh,
+)
+from ..ops.functions import (
+    leaky_relu as leaky_relu,
+)
+from ..ops.functions import (
+    logsigmoid as logsigmoid,
+)
+from ..ops.functions import (
+    mish as mish,
+)
+from ..ops.functions import (
+    relu as relu,
+)
+from ..ops.functions import (
+    relu6 as relu6,
+)
+from ..ops.functions import (
+    selu as selu,
+)
+from ..ops.functions import (
+    silu as silu,
+)
+from ..ops.functions import (
+    softplus as softplus,
+)
+from ..ops.functions import (
+    softsign as softsign,
+)
 from ..ops.registry import InputSpec, op
 from ..tensor import Tensor
 
@@ -27,6 +68,30 @@ def softmax(x, axis=-1, mask=None) -> Tensor:
     zeros, with zero gradient."""
     return ops.Softmax.apply(x, axis=axis, mask=None if mask is None else mask_array(
         "softmax", mask, x))
+
+
+@op(functions=(ops.Softmax, elementwise.Negative),
+    reference=lambda x, axis=-1: references.softmax_reference(-x, axis=axis), namespace="F",
+    spec=InputSpec("softmax-like"), summary="softmax(-x): probabilities, small values first")
+def softmin(x, axis=-1) -> Tensor:
+    return ops.Softmax.apply(-x, axis=axis)
+
+
+def normalize_reference(x, p=2.0, axis=1, eps=1e-12) -> np.ndarray:
+    norm = (np.abs(x) ** p).sum(axis=axis, keepdims=True) ** (1 / p)
+    return x / np.maximum(norm, eps)
+
+
+@op(functions=(elementwise.Divide, elementwise.Maximum, elementwise.Power, elementwise.Abs,
+               reduce.Sum),
+    reference=normalize_reference, namespace="F",
+    spec=InputSpec("softmax-like", kinks=(0.0,), options={"p": (2.0, 1.0, 3.0)}),
+    summary="x / max(‖x‖_p, eps) along an axis")
+def normalize(x, p=2.0, axis=1, eps=1e-12) -> Tensor:
+    """x divided by its p-norm along `axis` (PyTorch's `dim`, default 1), the norm at least
+    eps."""
+    norm = (x.abs() ** p).sum(axis=axis, keepdims=True) ** (1 / p)
+    return x / norm.maximum(eps)
 
 
 @op(functions=(ops.LogSoftmax,), reference=references.log_softmax_reference, namespace="F",

@@ -3,6 +3,7 @@
 fused ones are declared in `minigrad.nn.functional`, `tril`/`triu` in `minigrad.creation`)."""
 
 from . import (
+    activations,
     compare,
     elementwise,
     exponential,

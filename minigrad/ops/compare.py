@@ -73,6 +73,26 @@ def isfinite(x) -> Tensor:
     return Tensor._make(x.backend.xp.isfinite(x.data), x.backend)
 
 
+@op(reference=np.isinf, spec=InputSpec("unary"), method=True, differentiable=False,
+    summary="True where x is ±inf")
+def isinf(x) -> Tensor:
+    return Tensor._make(x.backend.xp.isinf(x.data), x.backend)
+
+
+@op(reference=np.isnan, spec=InputSpec("unary"), method=True, differentiable=False,
+    summary="True where x is NaN")
+def isnan(x) -> Tensor:
+    return Tensor._make(x.backend.xp.isnan(x.data), x.backend)
+
+
+@op(reference=np.isclose, spec=InputSpec("elementwise", options={"rtol": (1e-5, 0.5)}),
+    differentiable=False, summary="|a - b| <= atol + rtol · |b|, elementwise")
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    xp = (a if isinstance(a, Tensor) else b).backend.xp
+    return _binary("isclose", lambda x, y: xp.isclose(x, y, rtol=rtol, atol=atol,
+                                                      equal_nan=equal_nan), a, b)
+
+
 @op(reference=np.argmax, spec=InputSpec("arg-reduce", distinct=True), method=True,
     differentiable=False, summary="index of the largest value (int64)")
 def argmax(x, axis=None, keepdims=False) -> Tensor:

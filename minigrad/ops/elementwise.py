@@ -12,7 +12,7 @@ import numpy as np
 
 from ..autograd import Function, is_grad_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
-from ..tensor import Tensor
+from ..tensor import Operand, Tensor
 from .broadcasting import broadcast_shape
 from .references import erf_reference, masked_fill_reference
 from .registry import InputSpec, op
@@ -415,6 +415,14 @@ def where(condition, a, b) -> Tensor:
     if not isinstance(like, Tensor):
         raise TypeError("where: a or b must be a Tensor")
     return Where.apply(a, b, condition=mask_array("where", condition, like))
+
+
+@op(functions=(Add, Multiply, Subtract), reference=lambda start, end, weight: start + weight * (
+    end - start), spec=InputSpec("ternary"), method=True,
+    summary="start + weight · (end - start)")
+def lerp(start: Operand, end: Operand, weight: Operand) -> Tensor:
+    """PyTorch's lerp (`input`, `end`, `weight`): weight a tensor or a number."""
+    return start + weight * (end - start)
 
 
 @op(functions=(MaskedFill,), reference=masked_fill_reference, method=True,

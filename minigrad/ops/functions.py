@@ -17,6 +17,21 @@ from ..tensor import (
     Operand,
     Tensor,
 )
+from .activations import (
+    Celu,
+    Elu,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyRelu,
+    Logsigmoid,
+    Mish,
+    Relu6,
+    Selu,
+    Silu,
+    Softplus,
+    Softsign,
+)
 from .compare import (
     all,
     any,
@@ -25,7 +40,10 @@ from .compare import (
     equal,
     greater,
     greater_equal,
+    isclose,
     isfinite,
+    isinf,
+    isnan,
     less,
     less_equal,
     logical_and,
@@ -54,6 +72,7 @@ from .elementwise import (
     Tanh,
     TanhBackward,
     astype,  # noqa: F401  (a Tensor method's)
+    lerp,
     masked_fill,
     where,
 )
@@ -143,6 +162,9 @@ __all__ = [
     "logical_not",
     "bitwise_not",
     "isfinite",
+    "isinf",
+    "isnan",
+    "isclose",
     "argmax",
     "any",
     "all",
@@ -164,6 +186,7 @@ __all__ = [
     "erf",
     "clip",
     "where",
+    "lerp",
     "masked_fill",
     "log2",
     "log10",
@@ -208,6 +231,71 @@ __all__ = [
     "tril",
     "triu",
 ]
+
+
+def leaky_relu(x: Tensor, negative_slope=0.01) -> Tensor:
+    """x where x > 0, else negative_slope · x"""
+    return LeakyRelu.apply(x, negative_slope=negative_slope)
+
+
+def elu(x: Tensor, alpha=1.0) -> Tensor:
+    """x where x > 0, else alpha · (e ** x - 1)"""
+    return Elu.apply(x, alpha=alpha)
+
+
+def celu(x: Tensor, alpha=1.0) -> Tensor:
+    """max(0, x) + min(0, alpha · (e ** (x / alpha) - 1))"""
+    return Celu.apply(x, alpha=alpha)
+
+
+def selu(x: Tensor) -> Tensor:
+    """scale · elu(x, alpha), self-normalizing"""
+    return Selu.apply(x)
+
+
+def silu(x: Tensor) -> Tensor:
+    """x · sigmoid(x) (swish)"""
+    return Silu.apply(x)
+
+
+def mish(x: Tensor) -> Tensor:
+    """x · tanh(softplus(x))"""
+    return Mish.apply(x)
+
+
+def softplus(x: Tensor, beta=1.0, threshold=20.0) -> Tensor:
+    """log(1 + e ** (beta · x)) / beta, x itself past the threshold"""
+    return Softplus.apply(x, beta=beta, threshold=threshold)
+
+
+def softsign(x: Tensor) -> Tensor:
+    """x / (1 + |x|)"""
+    return Softsign.apply(x)
+
+
+def hardsigmoid(x: Tensor) -> Tensor:
+    """clip(x / 6 + 1/2, 0, 1)"""
+    return Hardsigmoid.apply(x)
+
+
+def hardswish(x: Tensor) -> Tensor:
+    """x · clip(x + 3, 0, 6) / 6"""
+    return Hardswish.apply(x)
+
+
+def hardtanh(x: Tensor, min_val=-1.0, max_val=1.0) -> Tensor:
+    """x limited to [min_val, max_val]"""
+    return Hardtanh.apply(x, min_val=min_val, max_val=max_val)
+
+
+def relu6(x: Tensor) -> Tensor:
+    """min(max(x, 0), 6)"""
+    return Relu6.apply(x)
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    """log(sigmoid(x)), without overflow"""
+    return Logsigmoid.apply(x)
 
 
 def sum(x: Tensor, axis=None, keepdims=False) -> Tensor:

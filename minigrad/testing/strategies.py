@@ -133,6 +133,11 @@ def elementwise(draw, spec):
 
 
 @st.composite
+def ternary(draw, spec):
+    return tuple(Slot(s, spec.dtype) for s in draw(broadcasting_shapes(3))), {}
+
+
+@st.composite
 def where(draw, spec):
     condition, a, b = draw(broadcasting_shapes(3))
     return (Slot(condition, "bool"), Slot(a), Slot(b)), {}
@@ -391,7 +396,8 @@ def cross_entropy_backward(draw, spec):
 
 
 RULES = {
-    "unary": unary, "elementwise": elementwise, "where": where, "masked_fill": masked_fill,
+    "unary": unary, "elementwise": elementwise, "ternary": ternary, "where": where,
+    "masked_fill": masked_fill,
     "reduce": reduce, "arg-reduce": arg_reduce, "softmax-like": softmax_like, "matmul": matmul,
     "reshape": reshape, "transpose": transpose, "swapaxes": swapaxes,
     "expand_dims": expand_dims, "squeeze": squeeze, "broadcast_to": broadcast_to,

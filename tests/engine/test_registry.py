@@ -16,8 +16,8 @@ from minigrad.autograd import Function
 from minigrad.nn import functional as F
 from minigrad.ops.elementwise import BinaryFunction, _PairExtremum
 from minigrad.ops.reduce import Reduction, _Extremum
-from minigrad.ops.rounding import _Rounding, _Step
 from minigrad.ops.registry import SHAPE_RULES, ops, registered_functions
+from minigrad.ops.rounding import _Rounding, _Step
 from minigrad.tensor_methods import TensorMethods
 
 ROOT = Path(__file__).resolve().parents[2]
