@@ -201,7 +201,9 @@ class TensorMethods:
         return _ops.Clip.apply(self, min=min, max=max)
 
     def lerp(self, end, weight) -> Tensor:
-        """PyTorch's lerp (`input`, `end`, `weight`): weight a tensor or a number."""
+        """PyTorch's lerp (`input`, `end`, `weight`): any of them a number or an array beside a
+        tensor.
+        """
         return _ops.lerp(self, end, weight)
 
     def masked_fill(self, mask, value) -> Tensor:

@@ -77,14 +77,9 @@ def softmin(x, axis=-1) -> Tensor:
     return ops.Softmax.apply(-x, axis=axis)
 
 
-def normalize_reference(x, p=2.0, axis=1, eps=1e-12) -> np.ndarray:
-    norm = (np.abs(x) ** p).sum(axis=axis, keepdims=True) ** (1 / p)
-    return x / np.maximum(norm, eps)
-
-
 @op(functions=(elementwise.Divide, elementwise.Maximum, elementwise.Power, elementwise.Abs,
                reduce.Sum),
-    reference=normalize_reference, namespace="F",
+    reference=references.normalize_reference, namespace="F",
     spec=InputSpec("softmax-like", kinks=(0.0,), options={"p": (2.0, 1.0, 3.0)}),
     summary="x / max(‖x‖_p, eps) along an axis")
 def normalize(x, p=2.0, axis=1, eps=1e-12) -> Tensor:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..autograd import Function, is_grad_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
-from ..tensor import Operand, Tensor
+from ..tensor import Operand, Tensor, ensure_tensor
 from .broadcasting import broadcast_shape
 from .references import erf_reference, masked_fill_reference
 from .registry import InputSpec, op
@@ -421,7 +421,12 @@ def where(condition, a, b) -> Tensor:
     end - start), spec=InputSpec("ternary"), method=True,
     summary="start + weight · (end - start)")
 def lerp(start: Operand, end: Operand, weight: Operand) -> Tensor:
-    """PyTorch's lerp (`input`, `end`, `weight`): weight a tensor or a number."""
+    """PyTorch's lerp (`input`, `end`, `weight`): any of them a number or an array beside a
+    tensor."""
+    like = next((v for v in (start, end, weight) if isinstance(v, Tensor)), None)
+    if like is None:
+        raise TypeError("lerp: start, end or weight must be a Tensor")
+    start, end, weight = (ensure_tensor(v, like) for v in (start, end, weight))
     return start + weight * (end - start)
 
 

@@ -83,3 +83,8 @@ def cross_entropy_backward_reference(probabilities, scale, target, smoothing=0.0
     classes = probabilities.shape[-1]
     return (probabilities - (1 - smoothing) * np.eye(classes)[target] - smoothing / classes
             ) * scale
+
+
+def normalize_reference(x, p=2.0, axis=1, eps=1e-12) -> np.ndarray:
+    norm = (np.abs(x) ** p).sum(axis=axis, keepdims=True) ** (1 / p)
+    return x / np.maximum(norm, eps)
