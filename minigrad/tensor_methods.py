@@ -26,90 +26,6 @@ class TensorMethods:
 
     __slots__ = ()
 
-    def sum(self, axis=None, keepdims=False) -> Tensor:
-        """sum over axes"""
-        return _ops.Sum.apply(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims=False) -> Tensor:
-        """mean over axes"""
-        return _ops.Mean.apply(self, axis=axis, keepdims=keepdims)
-
-    def var(self, axis=None, keepdims=False) -> Tensor:
-        """Population variance (ddof=0), two passes: mean first, then mean squared deviation."""
-        return _ops.Var.apply(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis=None, keepdims=False) -> Tensor:
-        """largest value over axes; ties split the gradient"""
-        return _ops.Max.apply(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis=None, keepdims=False) -> Tensor:
-        """smallest value over axes; ties split the gradient"""
-        return _ops.Min.apply(self, axis=axis, keepdims=keepdims)
-
-    def logsumexp(self, axis=None, keepdims=False) -> Tensor:
-        """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
-        return _ops.LogSumExp.apply(self, axis=axis, keepdims=keepdims)
-
-    def __eq__(self, other: Operand) -> Tensor:  # type: ignore[override]
-        """a == b (`equal`)."""
-        return _ops.equal(self, other)
-
-    def __ne__(self, other: Operand) -> Tensor:  # type: ignore[override]
-        """a != b (`not_equal`)."""
-        return _ops.not_equal(self, other)
-
-    def __lt__(self, other: Operand) -> Tensor:
-        """a < b (`less`)."""
-        return _ops.less(self, other)
-
-    def __le__(self, other: Operand) -> Tensor:
-        """a <= b (`less_equal`)."""
-        return _ops.less_equal(self, other)
-
-    def __gt__(self, other: Operand) -> Tensor:
-        """a > b (`greater`)."""
-        return _ops.greater(self, other)
-
-    def __ge__(self, other: Operand) -> Tensor:
-        """a >= b (`greater_equal`)."""
-        return _ops.greater_equal(self, other)
-
-    def __and__(self, other: Operand) -> Tensor:
-        """a & b (`logical_and`)."""
-        return _ops.logical_and(self, other)
-
-    def __or__(self, other: Operand) -> Tensor:
-        """a | b (`logical_or`)."""
-        return _ops.logical_or(self, other)
-
-    def __invert__(self) -> Tensor:
-        """~x: bitwise not of integers, logical not of booleans (`bitwise_not`)."""
-        return _ops.bitwise_not(self)
-
-    def isfinite(self) -> Tensor:
-        """True where x is neither NaN nor ±inf"""
-        return _ops.isfinite(self)
-
-    def isinf(self) -> Tensor:
-        """True where x is ±inf"""
-        return _ops.isinf(self)
-
-    def isnan(self) -> Tensor:
-        """True where x is NaN"""
-        return _ops.isnan(self)
-
-    def argmax(self, axis=None, keepdims=False) -> Tensor:
-        """Index of the largest value (the first one at ties), int64."""
-        return _ops.argmax(self, axis=axis, keepdims=keepdims)
-
-    def any(self, axis=None, keepdims=False) -> Tensor:
-        """whether any element is True"""
-        return _ops.any(self, axis=axis, keepdims=keepdims)
-
-    def all(self, axis=None, keepdims=False) -> Tensor:
-        """whether every element is True"""
-        return _ops.all(self, axis=axis, keepdims=keepdims)
-
     def __add__(self, other: Operand) -> Tensor:
         """a + b (`add`)."""
         return _ops.Add.apply(self, other)
@@ -214,33 +130,111 @@ class TensorMethods:
         """a change of dtype"""
         return _ops.astype(self, dtype)
 
-    def log2(self) -> Tensor:
-        """base-2 logarithm"""
-        return _ops.Log2.apply(self)
+    def sum(self, axis=None, keepdims=False) -> Tensor:
+        """sum over axes"""
+        return _ops.Sum.apply(self, axis=axis, keepdims=keepdims)
 
-    def log10(self) -> Tensor:
-        """base-10 logarithm"""
-        return _ops.Log10.apply(self)
+    def mean(self, axis=None, keepdims=False) -> Tensor:
+        """mean over axes"""
+        return _ops.Mean.apply(self, axis=axis, keepdims=keepdims)
 
-    def log1p(self) -> Tensor:
-        """log(1 + x), accurate near 0"""
-        return _ops.Log1p.apply(self)
+    def var(self, axis=None, keepdims=False, correction=0) -> Tensor:
+        """Variance: the mean squared deviation with N - correction as the divisor (correction=0:
+        the population variance, NumPy's default; 1: the unbiased one, PyTorch's default); two
+        passes: mean first, then the squared deviations.
+        """
+        return _ops.Var.apply(self, axis=axis, keepdims=keepdims, correction=correction)
 
-    def expm1(self) -> Tensor:
-        """e ** x - 1, accurate near 0"""
-        return _ops.Expm1.apply(self)
+    def std(self, axis=None, keepdims=False, correction=0) -> Tensor:
+        """sqrt of the variance with divisor N - correction (see var)."""
+        return _ops.Std.apply(self, axis=axis, keepdims=keepdims, correction=correction)
 
-    def exp2(self) -> Tensor:
-        """2 ** x"""
-        return _ops.Exp2.apply(self)
+    def prod(self, axis=None, keepdims=False) -> Tensor:
+        """The product over axes. Its gradient, the product of the other elements, is
+        output / x where no element is 0 (differentiable again); where one is, it is computed
+        on the arrays from prefix and suffix products (first derivatives only).
+        """
+        return _ops.Prod.apply(self, axis=axis, keepdims=keepdims)
 
-    def rsqrt(self) -> Tensor:
-        """1 / sqrt(x)"""
-        return _ops.Rsqrt.apply(self)
+    def max(self, axis=None, keepdims=False) -> Tensor:
+        """largest value over axes; ties split the gradient"""
+        return _ops.Max.apply(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False) -> Tensor:
+        """smallest value over axes; ties split the gradient"""
+        return _ops.Min.apply(self, axis=axis, keepdims=keepdims)
+
+    def logsumexp(self, axis=None, keepdims=False) -> Tensor:
+        """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
+        return _ops.LogSumExp.apply(self, axis=axis, keepdims=keepdims)
+
+    def __eq__(self, other: Operand) -> Tensor:  # type: ignore[override]
+        """a == b (`equal`)."""
+        return _ops.equal(self, other)
+
+    def __ne__(self, other: Operand) -> Tensor:  # type: ignore[override]
+        """a != b (`not_equal`)."""
+        return _ops.not_equal(self, other)
+
+    def __lt__(self, other: Operand) -> Tensor:
+        """a < b (`less`)."""
+        return _ops.less(self, other)
+
+    def __le__(self, other: Operand) -> Tensor:
+        """a <= b (`less_equal`)."""
+        return _ops.less_equal(self, other)
+
+    def __gt__(self, other: Operand) -> Tensor:
+        """a > b (`greater`)."""
+        return _ops.greater(self, other)
+
+    def __ge__(self, other: Operand) -> Tensor:
+        """a >= b (`greater_equal`)."""
+        return _ops.greater_equal(self, other)
+
+    def __and__(self, other: Operand) -> Tensor:
+        """a & b (`logical_and`)."""
+        return _ops.logical_and(self, other)
+
+    def __or__(self, other: Operand) -> Tensor:
+        """a | b (`logical_or`)."""
+        return _ops.logical_or(self, other)
+
+    def __invert__(self) -> Tensor:
+        """~x: bitwise not of integers, logical not of booleans (`bitwise_not`)."""
+        return _ops.bitwise_not(self)
+
+    def isfinite(self) -> Tensor:
+        """True where x is neither NaN nor ±inf"""
+        return _ops.isfinite(self)
+
+    def isinf(self) -> Tensor:
+        """True where x is ±inf"""
+        return _ops.isinf(self)
+
+    def isnan(self) -> Tensor:
+        """True where x is NaN"""
+        return _ops.isnan(self)
+
+    def argmax(self, axis=None, keepdims=False) -> Tensor:
+        """Index of the largest value (the first one at ties), int64."""
+        return _ops.argmax(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims=False) -> Tensor:
+        """whether any element is True"""
+        return _ops.any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False) -> Tensor:
+        """whether every element is True"""
+        return _ops.all(self, axis=axis, keepdims=keepdims)
 
     def __getitem__(self, index) -> Tensor:
         """x[index] (`getitem`)."""
         return _ops.getitem(self, index)
+
+    def flip(self, axis=None) -> Tensor:
+        """the order of elements reversed along axes (all: None)"""
+        return _ops.Flip.apply(self, axis=axis)
 
     def to_device(self, device=None) -> Tensor:
         """A copy to another device: the one op whose output lives elsewhere than its input."""
@@ -269,6 +263,53 @@ class TensorMethods:
     def broadcast_to(self, shape) -> Tensor:
         """x repeated along new or size-1 axes"""
         return _ops.broadcast_to(self, shape)
+
+    def cumsum(self, axis=-1) -> Tensor:
+        """running sums along an axis"""
+        return _ops.Cumsum.apply(self, axis=axis)
+
+    def cumprod(self, axis=-1) -> Tensor:
+        """Running products; the gradient sum_{j >= i} grad_j · out_j / x_i (x nonzero)."""
+        return _ops.Cumprod.apply(self, axis=axis)
+
+    def cummax(self, axis=-1) -> tuple[Tensor, Tensor]:
+        """running maxima along an axis (differentiable) and their int64 indices"""
+        return _ops.cummax(self, axis=axis)
+
+    def cummin(self, axis=-1) -> tuple[Tensor, Tensor]:
+        """running minima along an axis (differentiable) and their int64 indices"""
+        return _ops.cummin(self, axis=axis)
+
+    def logcumsumexp(self, axis=-1) -> Tensor:
+        """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
+        -inf); the gradient sum_{j >= i} grad_j · exp(x_i - out_j), taken in two factors around
+        the row's largest value.
+        """
+        return _ops.LogCumSumExp.apply(self, axis=axis)
+
+    def log2(self) -> Tensor:
+        """base-2 logarithm"""
+        return _ops.Log2.apply(self)
+
+    def log10(self) -> Tensor:
+        """base-10 logarithm"""
+        return _ops.Log10.apply(self)
+
+    def log1p(self) -> Tensor:
+        """log(1 + x), accurate near 0"""
+        return _ops.Log1p.apply(self)
+
+    def expm1(self) -> Tensor:
+        """e ** x - 1, accurate near 0"""
+        return _ops.Expm1.apply(self)
+
+    def exp2(self) -> Tensor:
+        """2 ** x"""
+        return _ops.Exp2.apply(self)
+
+    def rsqrt(self) -> Tensor:
+        """1 / sqrt(x)"""
+        return _ops.Rsqrt.apply(self)
 
     def __matmul__(self, other: Operand) -> Tensor:
         """a @ b as NumPy: 1-D operands, broadcast batches (`matmul`)."""

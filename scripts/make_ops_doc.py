@@ -37,6 +37,8 @@ SECTIONS = {
     "minigrad.ops.trigonometric": "Elementwise",
     "minigrad.creation": "Elementwise",
     "minigrad.ops.reduce": "Reductions",
+    "minigrad.ops.cumulative": "Cumulative",
+    "minigrad.ops.sorting": "Sorting",
     "minigrad.ops.linalg": "Products",
     "minigrad.ops.shape": "Shape",
     "minigrad.ops.indexing": "Indexing",

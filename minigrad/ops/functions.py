@@ -51,6 +51,13 @@ from .compare import (
     logical_or,
     not_equal,
 )
+from .cumulative import (
+    Cumprod,
+    Cumsum,
+    LogCumSumExp,
+    cummax,
+    cummin,
+)
 from .elementwise import (
     Abs,
     Add,
@@ -101,8 +108,11 @@ from .reduce import (
     Max,
     Mean,
     Min,
+    Prod,
+    Std,
     Sum,
     Var,
+    std_mean,
 )
 from .rounding import (
     Ceil,
@@ -117,6 +127,7 @@ from .rounding import (
     div,
 )
 from .shape import (
+    Flip,
     ToDevice,
     broadcast_to,
     concatenate,
@@ -145,29 +156,6 @@ from .trigonometric import (
 )
 
 __all__ = [
-    "sum",
-    "mean",
-    "var",
-    "max",
-    "min",
-    "logsumexp",
-    "equal",
-    "not_equal",
-    "less",
-    "less_equal",
-    "greater",
-    "greater_equal",
-    "logical_and",
-    "logical_or",
-    "logical_not",
-    "bitwise_not",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "isclose",
-    "argmax",
-    "any",
-    "all",
     "add",
     "subtract",
     "multiply",
@@ -188,15 +176,35 @@ __all__ = [
     "where",
     "lerp",
     "masked_fill",
-    "log2",
-    "log10",
-    "log1p",
-    "expm1",
-    "exp2",
-    "rsqrt",
-    "logaddexp",
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "std_mean",
+    "prod",
+    "max",
+    "min",
+    "logsumexp",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "bitwise_not",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "isclose",
+    "argmax",
+    "any",
+    "all",
     "index_add",
     "topk",
+    "flip",
     "reshape",
     "transpose",
     "swapaxes",
@@ -206,6 +214,18 @@ __all__ = [
     "concatenate",
     "stack",
     "split",
+    "cumsum",
+    "cumprod",
+    "cummax",
+    "cummin",
+    "logcumsumexp",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "exp2",
+    "rsqrt",
+    "logaddexp",
     "matmul",
     "sign",
     "floor",
@@ -296,36 +316,6 @@ def relu6(x: Tensor) -> Tensor:
 def logsigmoid(x: Tensor) -> Tensor:
     """log(sigmoid(x)), without overflow"""
     return Logsigmoid.apply(x)
-
-
-def sum(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """sum over axes"""
-    return Sum.apply(x, axis=axis, keepdims=keepdims)
-
-
-def mean(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """mean over axes"""
-    return Mean.apply(x, axis=axis, keepdims=keepdims)
-
-
-def var(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """Population variance (ddof=0), two passes: mean first, then mean squared deviation."""
-    return Var.apply(x, axis=axis, keepdims=keepdims)
-
-
-def max(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """largest value over axes; ties split the gradient"""
-    return Max.apply(x, axis=axis, keepdims=keepdims)
-
-
-def min(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """smallest value over axes; ties split the gradient"""
-    return Min.apply(x, axis=axis, keepdims=keepdims)
-
-
-def logsumexp(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
-    return LogSumExp.apply(x, axis=axis, keepdims=keepdims)
 
 
 def add(a: Operand, b: Operand) -> Tensor:
@@ -430,6 +420,80 @@ def clip(x: Tensor, min=None, max=None) -> Tensor:
     return Clip.apply(x, min=min, max=max)
 
 
+def sum(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """sum over axes"""
+    return Sum.apply(x, axis=axis, keepdims=keepdims)
+
+
+def mean(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """mean over axes"""
+    return Mean.apply(x, axis=axis, keepdims=keepdims)
+
+
+def var(x: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
+    """Variance: the mean squared deviation with N - correction as the divisor (correction=0:
+    the population variance, NumPy's default; 1: the unbiased one, PyTorch's default); two
+    passes: mean first, then the squared deviations.
+    """
+    return Var.apply(x, axis=axis, keepdims=keepdims, correction=correction)
+
+
+def std(x: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
+    """sqrt of the variance with divisor N - correction (see var)."""
+    return Std.apply(x, axis=axis, keepdims=keepdims, correction=correction)
+
+
+def prod(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """The product over axes. Its gradient, the product of the other elements, is
+    output / x where no element is 0 (differentiable again); where one is, it is computed
+    on the arrays from prefix and suffix products (first derivatives only).
+    """
+    return Prod.apply(x, axis=axis, keepdims=keepdims)
+
+
+def max(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """largest value over axes; ties split the gradient"""
+    return Max.apply(x, axis=axis, keepdims=keepdims)
+
+
+def min(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """smallest value over axes; ties split the gradient"""
+    return Min.apply(x, axis=axis, keepdims=keepdims)
+
+
+def logsumexp(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
+    return LogSumExp.apply(x, axis=axis, keepdims=keepdims)
+
+
+def flip(x: Tensor, axis=None) -> Tensor:
+    """the order of elements reversed along axes (all: None)"""
+    return Flip.apply(x, axis=axis)
+
+
+def to_device(x: Tensor, device=None) -> Tensor:
+    """A copy to another device: the one op whose output lives elsewhere than its input."""
+    return ToDevice.apply(x, device=device)
+
+
+def cumsum(x: Tensor, axis=-1) -> Tensor:
+    """running sums along an axis"""
+    return Cumsum.apply(x, axis=axis)
+
+
+def cumprod(x: Tensor, axis=-1) -> Tensor:
+    """Running products; the gradient sum_{j >= i} grad_j · out_j / x_i (x nonzero)."""
+    return Cumprod.apply(x, axis=axis)
+
+
+def logcumsumexp(x: Tensor, axis=-1) -> Tensor:
+    """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
+    -inf); the gradient sum_{j >= i} grad_j · exp(x_i - out_j), taken in two factors around
+    the row's largest value.
+    """
+    return LogCumSumExp.apply(x, axis=axis)
+
+
 def log2(x: Tensor) -> Tensor:
     """base-2 logarithm"""
     return Log2.apply(x)
@@ -463,11 +527,6 @@ def rsqrt(x: Tensor) -> Tensor:
 def logaddexp(a: Operand, b: Operand) -> Tensor:
     """log(e^a + e^b) as max(a, b) + log1p(e^-|a - b|): no overflow; two -inf give -inf."""
     return LogAddExp.apply(a, b)
-
-
-def to_device(x: Tensor, device=None) -> Tensor:
-    """A copy to another device: the one op whose output lives elsewhere than its input."""
-    return ToDevice.apply(x, device=device)
 
 
 def layer_norm_input_gradient(g: Operand, normalized: Operand, rstd: Operand, n_axes=1) -> Tensor:

@@ -37,6 +37,7 @@ SHAPE_RULES = {
     "where": "a boolean condition and two tensors, the three shapes broadcasting",
     "masked_fill": "a tensor and a boolean mask that broadcasts to its shape",
     "reduce": "one tensor; `axis` None, an int or a tuple (negative allowed); `keepdims`",
+    "axes": "one tensor; `axis` None, an int or a tuple (negative allowed)",
     "arg-reduce": "one tensor; `axis` None or an int; `keepdims`",
     "softmax-like": "one tensor of >= 1 dims and an int `axis`",
     "matmul": "1-D or n-D operands; batch axes broadcast",

@@ -65,6 +65,20 @@ class BroadcastTo(Function):
         return (grad,)  # the engine sums it back to the input's shape
 
 
+@op(reference=lambda x, axis=None: np.flip(x, axis), spec=InputSpec("axes"), method=True,
+    summary="the order of elements reversed along axes (all: None)",
+    pytorch="`torch.flip` (`dims` required there)")
+class Flip(Function):
+    name = "flip"
+
+    def forward(self, x, axis=None) -> Any:
+        self.axes = normalize_axes(self.name, axis, x.ndim)
+        return self.xp.flip(x, self.axes) if self.axes else x.copy()
+
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        return (Flip.apply(grad, axis=self.axes),)
+
+
 class Concatenate(Function):
     name = "concatenate"
 

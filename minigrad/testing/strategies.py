@@ -157,6 +157,12 @@ def reduce(draw, spec):
 
 
 @st.composite
+def axes_rule(draw, spec):
+    shape = draw(shapes())
+    return (Slot(shape, spec.dtype),), {"axis": draw(axes(len(shape)))}
+
+
+@st.composite
 def arg_reduce(draw, spec):
     shape = draw(shapes())
     chosen = draw(_optional(axis(len(shape)))) if shape else None
@@ -398,7 +404,8 @@ def cross_entropy_backward(draw, spec):
 RULES = {
     "unary": unary, "elementwise": elementwise, "ternary": ternary, "where": where,
     "masked_fill": masked_fill,
-    "reduce": reduce, "arg-reduce": arg_reduce, "softmax-like": softmax_like, "matmul": matmul,
+    "reduce": reduce, "axes": axes_rule, "arg-reduce": arg_reduce, "softmax-like": softmax_like,
+    "matmul": matmul,
     "reshape": reshape, "transpose": transpose, "swapaxes": swapaxes,
     "expand_dims": expand_dims, "squeeze": squeeze, "broadcast_to": broadcast_to,
     "concatenate": concatenate, "stack": stack, "split": split, "index": index,
