@@ -220,6 +220,10 @@ class TensorMethods:
         """Index of the largest value (the first one at ties), int64."""
         return _ops.argmax(self, axis=axis, keepdims=keepdims)
 
+    def argmin(self, axis=None, keepdims=False) -> Tensor:
+        """Index of the smallest value (the first one at ties), int64."""
+        return _ops.argmin(self, axis=axis, keepdims=keepdims)
+
     def any(self, axis=None, keepdims=False) -> Tensor:
         """whether any element is True"""
         return _ops.any(self, axis=axis, keepdims=keepdims)
@@ -354,6 +358,14 @@ class TensorMethods:
     def __rfloordiv__(self, other: Operand) -> Tensor:
         """floor(a / b) (Python's //) (`floor_divide`)."""
         return _ops.FloorDivide.apply(other, self)
+
+    def sort(self, axis=-1, descending=False) -> tuple[Tensor, Tensor]:
+        """values sorted along an axis (differentiable) and their int64 indices"""
+        return _ops.sort(self, axis=axis, descending=descending)
+
+    def argsort(self, axis=-1, descending=False) -> Tensor:
+        """the int64 indices that sort x along an axis (stable)"""
+        return _ops.argsort(self, axis=axis, descending=descending)
 
     def sin(self) -> Tensor:
         """sine"""

@@ -14,5 +14,6 @@ from . import (
     reduce,
     rounding,
     shape,
+    sorting,
     trigonometric,
 )

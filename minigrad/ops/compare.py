@@ -103,6 +103,16 @@ def argmax(x, axis=None, keepdims=False) -> Tensor:
     return Tensor._make(x.backend.xp.asarray(out, dtype="int64"), x.backend)
 
 
+@op(reference=np.argmin, spec=InputSpec("arg-reduce", distinct=True), method=True,
+    differentiable=False, summary="index of the smallest value (int64)")
+def argmin(x, axis=None, keepdims=False) -> Tensor:
+    """Index of the smallest value (the first one at ties), int64."""
+    if axis is not None:  # a 0-d tensor's only axis: its one element
+        axis = (normalize_axes("argmin", axis, x.ndim) or (None,))[0]
+    out = x.data.argmin(axis=axis, keepdims=keepdims)
+    return Tensor._make(x.backend.xp.asarray(out, dtype="int64"), x.backend)
+
+
 def _reduce_bool(name, x, axis, keepdims):
     axes = normalize_axes(name, axis, x.ndim)
     reduced = getattr(x.data, name)(axis=axes, keepdims=keepdims)

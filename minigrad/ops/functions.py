@@ -36,6 +36,7 @@ from .compare import (
     all,
     any,
     argmax,
+    argmin,
     bitwise_not,
     equal,
     greater,
@@ -141,6 +142,10 @@ from .shape import (
     transpose,
     transpose_method,  # noqa: F401  (a Tensor method's)
 )
+from .sorting import (
+    argsort,
+    sort,
+)
 from .trigonometric import (
     Acos,
     Acosh,
@@ -200,6 +205,7 @@ __all__ = [
     "isnan",
     "isclose",
     "argmax",
+    "argmin",
     "any",
     "all",
     "index_add",
@@ -237,6 +243,8 @@ __all__ = [
     "remainder",
     "floor_divide",
     "div",
+    "sort",
+    "argsort",
     "sin",
     "cos",
     "tan",

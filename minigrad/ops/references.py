@@ -58,8 +58,9 @@ def linear_reference(x, weight, bias=None) -> np.ndarray:
     return out if bias is None else out + bias
 
 
-def topk_reference(x, k, axis=-1) -> tuple[np.ndarray, np.ndarray]:
-    indices = np.take(np.argsort(-x, axis=axis, kind="stable"), np.arange(k), axis=axis)
+def topk_reference(x, k, axis=-1, largest=True) -> tuple[np.ndarray, np.ndarray]:
+    key = -x if largest else x
+    indices = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
     return np.take_along_axis(x, indices, axis=axis), indices
 
 
