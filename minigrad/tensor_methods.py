@@ -268,6 +268,34 @@ class TensorMethods:
         """x repeated along new or size-1 axes"""
         return _ops.broadcast_to(self, shape)
 
+    def flatten(self, start_dim=0, end_dim=-1) -> Tensor:
+        """PyTorch's flatten: the axes from start_dim to end_dim (both included) as one; a 0-d
+        tensor becomes 1-d.
+        """
+        return _ops.flatten(self, start_dim=start_dim, end_dim=end_dim)
+
+    def unflatten(self, axis, sizes) -> Tensor:
+        """PyTorch's unflatten (`dim`): axis `axis` reshaped to `sizes` (one may be -1)."""
+        return _ops.unflatten(self, axis, sizes)
+
+    def repeat(self, *sizes) -> Tensor:
+        """`x.repeat(2, 3)` or `x.repeat((2, 3))`."""
+        return _ops.repeat_method(self, *sizes)
+
+    def repeat_interleave(self, repeats, axis=None) -> Tensor:
+        """PyTorch's repeat_interleave (`dim`): `repeats` an int or one count per element."""
+        return _ops.repeat_interleave(self, repeats, axis=axis)
+
+    def roll(self, shifts, axis=None) -> Tensor:
+        """PyTorch's roll (`dims`): `shifts` and `axis` ints or tuples of one length; axis None
+        rolls the flattened tensor.
+        """
+        return _ops.roll(self, shifts, axis=axis)
+
+    def unfold(self, axis, size, step) -> Tensor:
+        """windows of `size` every `step` along an axis, the window last"""
+        return _ops.unfold(self, axis, size, step)
+
     def cumsum(self, axis=-1) -> Tensor:
         """running sums along an axis"""
         return _ops.Cumsum.apply(self, axis=axis)

@@ -133,14 +133,22 @@ from .shape import (
     broadcast_to,
     concatenate,
     expand_dims,
+    flatten,
+    meshgrid,
+    repeat,
+    repeat_interleave,
+    repeat_method,  # noqa: F401  (a Tensor method's)
     reshape,
     reshape_method,  # noqa: F401  (a Tensor method's)
+    roll,
     split,
     squeeze,
     stack,
     swapaxes,
     transpose,
     transpose_method,  # noqa: F401  (a Tensor method's)
+    unflatten,
+    unfold,
 )
 from .sorting import (
     argsort,
@@ -220,6 +228,13 @@ __all__ = [
     "concatenate",
     "stack",
     "split",
+    "flatten",
+    "unflatten",
+    "repeat",
+    "repeat_interleave",
+    "roll",
+    "meshgrid",
+    "unfold",
     "cumsum",
     "cumprod",
     "cummax",

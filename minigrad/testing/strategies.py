@@ -243,6 +243,77 @@ def broadcast_to(draw, spec):
 
 
 @st.composite
+def flatten(draw, spec):
+    shape = draw(shapes())
+    if not shape:
+        return (Slot(shape),), {}
+    start = draw(st.integers(0, len(shape) - 1))
+    end = draw(st.integers(start, len(shape) - 1))
+    return (Slot(shape),), {"start_dim": start - len(shape) * draw(st.booleans()),
+                            "end_dim": end - len(shape) * draw(st.booleans())}
+
+
+@st.composite
+def unflatten(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    length, sizes = shape[chosen], list[int]()
+    while length > 1 and len(sizes) < 2:
+        side = draw(st.sampled_from(_divisors(length)))
+        sizes.append(side)
+        length //= side
+    sizes.append(length)
+    if draw(st.booleans()):
+        sizes[draw(st.integers(0, len(sizes) - 1))] = -1
+    return (Slot(shape), chosen, tuple(sizes)), {}
+
+
+@st.composite
+def repeat(draw, spec):
+    shape = draw(shapes(max_ndim=3, max_elements=8))
+    counts = draw(st.lists(st.integers(0, 3), min_size=len(shape), max_size=len(shape) + 1))
+    return (Slot(shape), tuple(counts)), {}
+
+
+@st.composite
+def repeat_interleave(draw, spec):
+    shape = draw(shapes(min_ndim=1, max_elements=12))
+    chosen = draw(_optional(axis(len(shape))))
+    length = math.prod(shape) if chosen is None else shape[chosen]
+    repeats = draw(st.one_of(st.integers(0, 3), st.lists(
+        st.integers(0, 3), min_size=length, max_size=length).map(np.array)))
+    return (Slot(shape), repeats), {"axis": chosen}
+
+
+@st.composite
+def roll(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    if draw(st.booleans()):
+        return (Slot(shape), draw(st.integers(-5, 5))), {"axis": None}
+    chosen = draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape),
+                           unique=True))
+    shifts = tuple(draw(st.integers(-5, 5)) for _ in chosen)
+    if len(chosen) == 1 and draw(st.booleans()):
+        return (Slot(shape), shifts[0]), {"axis": chosen[0]}
+    return (Slot(shape), shifts), {"axis": tuple(chosen)}
+
+
+@st.composite
+def meshgrid(draw, spec):
+    count = draw(st.integers(1, 3))
+    pieces = [Slot((draw(st.integers(1, 3)),)) for _ in range(count)]
+    return (pieces,), {"indexing": draw(st.sampled_from(["ij", "xy"]))}
+
+
+@st.composite
+def unfold(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    size = draw(st.integers(1, shape[chosen]))
+    return (Slot(shape), chosen, size, draw(st.integers(1, 3))), {}
+
+
+@st.composite
 def concatenate(draw, spec):
     shape = list(draw(shapes(min_ndim=1, max_elements=12)))
     chosen = draw(axis(len(shape)))
@@ -408,6 +479,8 @@ RULES = {
     "matmul": matmul,
     "reshape": reshape, "transpose": transpose, "swapaxes": swapaxes,
     "expand_dims": expand_dims, "squeeze": squeeze, "broadcast_to": broadcast_to,
+    "flatten": flatten, "unflatten": unflatten, "repeat": repeat,
+    "repeat_interleave": repeat_interleave, "roll": roll, "meshgrid": meshgrid, "unfold": unfold,
     "concatenate": concatenate, "stack": stack, "split": split, "index": index,
     "index_add": index_add, "topk": topk, "layer_norm": layer_norm,
     "cross_entropy": cross_entropy, "attention": attention, "embedding": embedding,
