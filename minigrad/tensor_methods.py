@@ -343,6 +343,34 @@ class TensorMethods:
         """1 / sqrt(x)"""
         return _ops.Rsqrt.apply(self)
 
+    def gather(self, axis, index) -> Tensor:
+        """x's values at `index` along an axis: out[i][j] = x[i][index[i][j]] (axis 1)"""
+        return _ops.gather(self, axis, index)
+
+    def scatter(self, axis, index, src) -> Tensor:
+        """x with src written at index along an axis"""
+        return _ops.scatter(self, axis, index, src)
+
+    def scatter_add(self, axis, index, src) -> Tensor:
+        """x with src summed in at index along an axis (repeats accumulate)"""
+        return _ops.scatter_add(self, axis, index, src)
+
+    def scatter_reduce(self, axis, index, src, reduce, include_self=True) -> Tensor:
+        """src reduced into x at index along an axis: 'sum' or 'mean'"""
+        return _ops.scatter_reduce(self, axis, index, src, reduce, include_self=include_self)
+
+    def masked_select(self, mask) -> Tensor:
+        """x's values where `mask` (broadcasting with x) is True, flattened."""
+        return _ops.masked_select(self, mask)
+
+    def nonzero(self) -> Tensor:
+        """the int64 indices of nonzero elements, (count, ndim)"""
+        return _ops.nonzero(self)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1) -> Tensor:
+        """the diagonal of two axes (offset above, or below if negative), as the last axis"""
+        return _ops.diagonal(self, offset=offset, axis1=axis1, axis2=axis2)
+
     def __matmul__(self, other: Operand) -> Tensor:
         """a @ b as NumPy: 1-D operands, broadcast batches (`matmul`)."""
         return _ops.matmul(self, other)

@@ -42,6 +42,7 @@ SECTIONS = {
     "minigrad.ops.linalg": "Products",
     "minigrad.ops.shape": "Shape",
     "minigrad.ops.indexing": "Indexing",
+    "minigrad.ops.gather": "Indexing",
     "minigrad.ops.activations": "Activations (minigrad.nn.functional as F)",
     "minigrad.nn.functional": "Fused neural-network ops (minigrad.nn.functional as F)",
     "minigrad.ops.compare": "Without gradient",

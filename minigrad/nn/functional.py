@@ -56,6 +56,7 @@ from ..ops.functions import (
 from ..ops.functions import (
     softsign as softsign,
 )
+from ..ops.gather import one_hot as one_hot
 from ..ops.registry import InputSpec, op
 from ..tensor import Tensor
 

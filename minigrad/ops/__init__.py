@@ -8,6 +8,7 @@ from . import (
     cumulative,
     elementwise,
     exponential,
+    gather,
     indexing,
     linalg,
     nn,

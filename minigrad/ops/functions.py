@@ -93,6 +93,16 @@ from .exponential import (
     LogAddExp,
     Rsqrt,
 )
+from .gather import (
+    diag,
+    diagonal,
+    gather,
+    masked_select,
+    nonzero,
+    scatter,
+    scatter_add,
+    scatter_reduce,
+)
 from .indexing import (
     getitem,  # noqa: F401  (a Tensor method's)
     index_add,
@@ -247,6 +257,14 @@ __all__ = [
     "exp2",
     "rsqrt",
     "logaddexp",
+    "gather",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "masked_select",
+    "nonzero",
+    "diagonal",
+    "diag",
     "matmul",
     "sign",
     "floor",

@@ -61,6 +61,15 @@ SHAPE_RULES = {
              "(with repeats) or a boolean array",
     "index_add": "values, an index as for `index`, and the shape they are added into",
     "topk": "one tensor of >= 1 dims, k, an axis",
+    "gather": "one tensor of >= 1 dims, an axis, an int index of as many axes (no larger "
+              "off the axis), values in range",
+    "scatter": "a tensor, an axis, an int index no larger, each position once, and src of "
+               "the index's shape",
+    "scatter_add": "a tensor, an axis, an int index no larger (repeats likely), and src of "
+                   "the index's shape",
+    "diagonal": "one tensor of >= 2 dims, an offset, two distinct axes",
+    "diag": "a 1-D or 2-D tensor and a diagonal offset",
+    "one_hot": "int ids of 0-2 dims, num_classes -1 or more than the largest id",
     "layer_norm": "x (..., *normalized_shape), optional weight and bias of normalized_shape",
     "cross_entropy": "logits (..., C), int targets (...) in [0, C), some = ignore_index",
     "attention": "q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv), batch axes broadcasting",

@@ -405,6 +405,65 @@ def topk(draw, spec):
     return (Slot(shape), draw(st.integers(1, shape[chosen]))), {"axis": chosen}
 
 
+def _ints(draw, shape, low, high):
+    values = draw(st.lists(st.integers(low, high), min_size=math.prod(shape),
+                           max_size=math.prod(shape)))
+    return np.array(values, dtype=np.int64).reshape(shape)
+
+
+@st.composite
+def gather(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    index_shape = tuple(draw(st.integers(1, MAX_SIDE)) if a == chosen % len(shape) else
+                        draw(st.integers(1, n)) for a, n in enumerate(shape))
+    return (Slot(shape), chosen, _ints(draw, index_shape, 0, shape[chosen] - 1)), {}
+
+
+@st.composite
+def scatter(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape))) % len(shape)
+    index_shape = tuple(draw(st.integers(1, n)) for n in shape)
+    rows = np.moveaxis(np.empty(index_shape, np.int64), chosen, -1)
+    flat = rows.reshape(-1, rows.shape[-1])
+    for row in flat:  # each position written once: distinct targets along the axis
+        row[:] = draw(st.permutations(range(shape[chosen])))[:len(row)]
+    index = np.moveaxis(flat.reshape(rows.shape), -1, chosen)
+    return (Slot(shape), chosen, index, Slot(index_shape)), {}
+
+
+@st.composite
+def scatter_add(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    index_shape = tuple(draw(st.integers(1, n)) for n in shape)
+    index = _ints(draw, index_shape, 0, shape[chosen] - 1)
+    return (Slot(shape), chosen, index, Slot(index_shape)), {}
+
+
+@st.composite
+def diagonal(draw, spec):
+    shape = draw(shapes(min_ndim=2))
+    first, second = draw(st.lists(st.integers(0, len(shape) - 1), min_size=2, max_size=2,
+                                  unique=True))
+    return (Slot(shape),), {"offset": draw(st.integers(-2, 2)),
+                            "axis1": first - len(shape) * draw(st.booleans()),
+                            "axis2": second}
+
+
+@st.composite
+def diag(draw, spec):
+    shape = draw(shapes(min_ndim=1, max_ndim=2))
+    return (Slot(shape),), {"diagonal": draw(st.integers(-2, 2))}
+
+
+@st.composite
+def one_hot(draw, spec):
+    ids = _ints(draw, draw(shapes(min_ndim=1, max_ndim=2, max_elements=8)), 0, 3)
+    return (ids,), {"num_classes": draw(st.sampled_from([-1, 4, 6]))}
+
+
 @st.composite
 def layer_norm(draw, spec):
     shape = draw(shapes(min_ndim=1))
@@ -482,7 +541,9 @@ RULES = {
     "flatten": flatten, "unflatten": unflatten, "repeat": repeat,
     "repeat_interleave": repeat_interleave, "roll": roll, "meshgrid": meshgrid, "unfold": unfold,
     "concatenate": concatenate, "stack": stack, "split": split, "index": index,
-    "index_add": index_add, "topk": topk, "layer_norm": layer_norm,
+    "index_add": index_add, "topk": topk, "gather": gather, "scatter": scatter,
+    "scatter_add": scatter_add, "diagonal": diagonal, "diag": diag, "one_hot": one_hot,
+    "layer_norm": layer_norm,
     "cross_entropy": cross_entropy, "attention": attention, "embedding": embedding,
     "linear": linear, "layer_norm_input_gradient": layer_norm_input_gradient,
     "cross_entropy_backward": cross_entropy_backward,
