@@ -57,6 +57,12 @@ from ..ops.functions import (
     softsign as softsign,
 )
 from ..ops.gather import one_hot as one_hot
+from ..ops.losses import binary_cross_entropy as binary_cross_entropy
+from ..ops.losses import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
+from ..ops.losses import l1_loss as l1_loss
+from ..ops.losses import mse_loss as mse_loss
+from ..ops.losses import nll_loss as nll_loss
+from ..ops.losses import soft_cross_entropy
 from ..ops.registry import InputSpec, op
 from ..tensor import Tensor
 
@@ -182,7 +188,10 @@ def linear(x, weight, bias=None) -> Tensor:
     summary="loss from logits (class axis last), label smoothing, ignore_index")
 def cross_entropy(logits, target, ignore_index=None, label_smoothing=0.0,
                   reduction="mean") -> Tensor:
-    """Cross-entropy of logits (..., C) (class axis last) against int targets (...)."""
+    """Cross-entropy of logits (..., C) (class axis last) against int targets (...), or
+    against class probabilities (..., C) (a float target of the logits' shape)."""
+    if isinstance(target, Tensor) and target.dtype.kind == "f":
+        return soft_cross_entropy(logits, target, label_smoothing, reduction)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got "
                          f"{reduction!r}")

@@ -11,6 +11,7 @@ from . import (
     gather,
     indexing,
     linalg,
+    losses,
     nn,
     reduce,
     rounding,
