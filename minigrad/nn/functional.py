@@ -63,6 +63,7 @@ from ..ops.losses import l1_loss as l1_loss
 from ..ops.losses import mse_loss as mse_loss
 from ..ops.losses import nll_loss as nll_loss
 from ..ops.losses import soft_cross_entropy
+from ..ops.padding import pad as pad
 from ..ops.registry import InputSpec, op
 from ..tensor import Tensor
 

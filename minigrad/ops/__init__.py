@@ -13,6 +13,7 @@ from . import (
     linalg,
     losses,
     nn,
+    padding,
     reduce,
     rounding,
     shape,

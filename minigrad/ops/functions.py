@@ -109,6 +109,7 @@ from .indexing import (
     topk,
 )
 from .linalg import (
+    einsum,
     matmul,
 )
 from .nn import (
@@ -266,6 +267,7 @@ __all__ = [
     "diagonal",
     "diag",
     "matmul",
+    "einsum",
     "sign",
     "floor",
     "ceil",

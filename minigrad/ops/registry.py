@@ -69,6 +69,9 @@ SHAPE_RULES = {
                    "the index's shape",
     "diagonal": "one tensor of >= 2 dims, an offset, two distinct axes",
     "diag": "a 1-D or 2-D tensor and a diagonal offset",
+    "pad": "one tensor of >= 1 dims, widths for some trailing axes, a mode (reflect: widths "
+           "smaller than the axis)",
+    "einsum": "an equation (products, sums, transposes, outer products) and its operands",
     "one_hot": "int ids of 0-2 dims, num_classes -1 or more than the largest id",
     "layer_norm": "x (..., *normalized_shape), optional weight and bias of normalized_shape",
     "cross_entropy": "logits (..., C), int targets (...) in [0, C), some = ignore_index",

@@ -465,6 +465,32 @@ def one_hot(draw, spec):
 
 
 @st.composite
+def pad(draw, spec):
+    shape = draw(shapes(min_ndim=1, max_elements=12))
+    mode = draw(st.sampled_from(["constant", "reflect", "replicate", "circular"]))
+    widths = []
+    for n in shape[::-1][:draw(st.integers(1, min(len(shape), 3)))]:
+        top = n - 1 if mode == "reflect" else 2
+        widths += [draw(st.integers(0, top)), draw(st.integers(0, top))]
+    kwargs = {"mode": mode}
+    if mode == "constant":
+        kwargs["value"] = draw(st.sampled_from([0.0, -1.5]))
+    return (Slot(shape), tuple(widths)), kwargs
+
+
+EINSUM_EQUATIONS = ("ij,jk->ik", "bij,bjk->bik", "i,j->ij", "i,i->", "ij->i", "ij->ji",
+                    "bi,ij,bj->b", "ij,ij->ij", "ijk->kj", "ij,j")
+
+
+@st.composite
+def einsum(draw, spec):
+    equation = draw(st.sampled_from(EINSUM_EQUATIONS))
+    sizes = {letter: draw(st.integers(1, 3)) for letter in "bijk"}
+    operands = equation.split("->")[0].split(",")
+    return (equation, *(Slot(tuple(sizes[c] for c in term)) for term in operands)), {}
+
+
+@st.composite
 def layer_norm(draw, spec):
     shape = draw(shapes(min_ndim=1))
     normalized = shape[len(shape) - draw(st.integers(1, min(2, len(shape)))):]
@@ -543,7 +569,7 @@ RULES = {
     "concatenate": concatenate, "stack": stack, "split": split, "index": index,
     "index_add": index_add, "topk": topk, "gather": gather, "scatter": scatter,
     "scatter_add": scatter_add, "diagonal": diagonal, "diag": diag, "one_hot": one_hot,
-    "layer_norm": layer_norm,
+    "pad": pad, "einsum": einsum, "layer_norm": layer_norm,
     "cross_entropy": cross_entropy, "attention": attention, "embedding": embedding,
     "linear": linear, "layer_norm_input_gradient": layer_norm_input_gradient,
     "cross_entropy_backward": cross_entropy_backward,
