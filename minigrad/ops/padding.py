@@ -15,7 +15,8 @@ from .indexing import GetItem
 from .registry import InputSpec, op
 
 # PyTorch's modes and NumPy's names for them (np.pad of the positions gives the gather index)
-MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+MODES: dict[str, Any] = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+                         "circular": "wrap"}
 
 
 class Pad(Function):
