@@ -130,9 +130,11 @@ class TensorMethods:
         """a change of dtype"""
         return _ops.astype(self, dtype)
 
-    def sum(self, axis=None, keepdims=False) -> Tensor:
-        """sum over axes"""
-        return _ops.Sum.apply(self, axis=axis, keepdims=keepdims)
+    def sum(self, axis=None, keepdims=False, dtype=None) -> Tensor:
+        """The sum over axes; `dtype` the accumulator's and the result's (NumPy's and PyTorch's:
+        int32 summed as int64, float32 as float64), the gradient back in the input's dtype.
+        """
+        return _ops.Sum.apply(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def mean(self, axis=None, keepdims=False) -> Tensor:
         """mean over axes"""
@@ -196,9 +198,41 @@ class TensorMethods:
         """a & b (`logical_and`)."""
         return _ops.logical_and(self, other)
 
+    def __rand__(self, other: Operand) -> Tensor:
+        """a & b (`logical_and`)."""
+        return _ops.logical_and(other, self)
+
     def __or__(self, other: Operand) -> Tensor:
         """a | b (`logical_or`)."""
         return _ops.logical_or(self, other)
+
+    def __ror__(self, other: Operand) -> Tensor:
+        """a | b (`logical_or`)."""
+        return _ops.logical_or(other, self)
+
+    def __xor__(self, other: Operand) -> Tensor:
+        """a ^ b: bitwise exclusive or (`bitwise_xor`)."""
+        return _ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Operand) -> Tensor:
+        """a ^ b: bitwise exclusive or (`bitwise_xor`)."""
+        return _ops.bitwise_xor(other, self)
+
+    def __lshift__(self, other: Operand) -> Tensor:
+        """a << b: bits shifted left (`bitwise_left_shift`)."""
+        return _ops.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other: Operand) -> Tensor:
+        """a << b: bits shifted left (`bitwise_left_shift`)."""
+        return _ops.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other: Operand) -> Tensor:
+        """a >> b: bits shifted right (arithmetic) (`bitwise_right_shift`)."""
+        return _ops.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other: Operand) -> Tensor:
+        """a >> b: bits shifted right (arithmetic) (`bitwise_right_shift`)."""
+        return _ops.bitwise_right_shift(other, self)
 
     def __invert__(self) -> Tensor:
         """~x: bitwise not of integers, logical not of booleans (`bitwise_not`)."""

@@ -27,16 +27,30 @@ def _binary(name, operation, a, b) -> Tensor:
         raise
 
 
-def _declare_binary(name, operation, reference, summary, operator_name, dtype="float"):
-    """The op `name(a, b)`: `operation` on the broadcast arrays, also Tensor's `operator_name`."""
+def _declare_binary(name, operation, reference, summary, operators, dtype="float", **fields):
+    """The op `name(a, b)`: `operation` on the broadcast arrays, also Tensor's `operators`."""
 
     def function(a, b) -> Tensor:
         return _binary(name, operation, a, b)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = summary
-    return op(reference=reference, spec=InputSpec("elementwise", dtype=dtype), summary=summary,
-              operators=(operator_name,), differentiable=False)(function)
+    operators = (operators,) if isinstance(operators, str) else operators
+    spec = InputSpec("shift") if dtype == "shift" else InputSpec("elementwise", dtype=dtype)
+    return op(reference=reference, spec=spec, summary=summary, operators=operators,
+              differentiable=False, **fields)(function)
+
+
+def _integer_operation(name, operation):
+    """`operation` on boolean or integer arrays; floats refused in one line."""
+
+    def checked(a, b):
+        for array in (a, b):
+            if array.dtype.kind not in "biu":
+                raise DTypeError(f"{name}: needs boolean or integer tensors, got {array.dtype}")
+        return operation(a, b)
+
+    return checked
 
 
 equal = _declare_binary("equal", operator.eq, np.equal, "a == b", "__eq__")
@@ -46,10 +60,22 @@ less_equal = _declare_binary("less_equal", operator.le, np.less_equal, "a <= b",
 greater = _declare_binary("greater", operator.gt, np.greater, "a > b", "__gt__")
 greater_equal = _declare_binary("greater_equal", operator.ge, np.greater_equal, "a >= b",
                                 "__ge__")
-logical_and = _declare_binary("logical_and", operator.and_, np.logical_and, "a & b", "__and__",
-                              dtype="bool")
-logical_or = _declare_binary("logical_or", operator.or_, np.logical_or, "a | b", "__or__",
-                             dtype="bool")
+logical_and = _declare_binary("logical_and", operator.and_, np.logical_and, "a & b",
+                              ("__and__", "__rand__"), dtype="bool",
+                              pytorch="`torch.logical_and`; `&` is bitwise on integers")
+logical_or = _declare_binary("logical_or", operator.or_, np.logical_or, "a | b",
+                             ("__or__", "__ror__"), dtype="bool",
+                             pytorch="`torch.logical_or`; `|` is bitwise on integers")
+bitwise_xor = _declare_binary("bitwise_xor", _integer_operation("bitwise_xor", operator.xor),
+                              np.bitwise_xor, "a ^ b: bitwise exclusive or",
+                              ("__xor__", "__rxor__"), dtype="int")
+bitwise_left_shift = _declare_binary(
+    "bitwise_left_shift", _integer_operation("bitwise_left_shift", operator.lshift),
+    np.left_shift, "a << b: bits shifted left", ("__lshift__", "__rlshift__"), dtype="shift")
+bitwise_right_shift = _declare_binary(
+    "bitwise_right_shift", _integer_operation("bitwise_right_shift", operator.rshift),
+    np.right_shift, "a >> b: bits shifted right (arithmetic)", ("__rshift__", "__rrshift__"),
+    dtype="shift")
 
 
 @op(reference=np.logical_not, spec=InputSpec("unary", dtype="bool"), summary="not x (x == 0)",

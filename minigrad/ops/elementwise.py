@@ -12,7 +12,7 @@ import numpy as np
 
 from ..autograd import Function, is_grad_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
-from ..tensor import Operand, Tensor, ensure_tensor
+from ..tensor import Operand, Tensor, ensure_tensor, get_default_dtype
 from .broadcasting import broadcast_shape
 from .references import erf_reference, masked_fill_reference
 from .registry import InputSpec, op
@@ -81,10 +81,10 @@ class Divide(BinaryFunction):
 class Power(BinaryFunction):
     """a ** b; the gradient for b is asked only where b requires grad (it needs log a). As
     PyTorch's, the gradient for a is 0 where b = 0 and the one for b is 0 where a = 0 and
-    b >= 0 (not the NaN or -inf of the formulas there)."""
+    b >= 0 (not the NaN or -inf of the formulas there). Integers to integer powers stay
+    integers (negative powers refused, as NumPy and PyTorch do)."""
 
     name = "power"
-    float_only = True
     needs_output = True
 
     def forward(self, a, b) -> Any:
@@ -410,10 +410,16 @@ def mask_array(name, mask, like) -> Any:
 @op(functions=(Where,), reference=np.where, spec=InputSpec("where"),
     summary="a where the condition is True, else b")
 def where(condition, a, b) -> Tensor:
-    """a where condition is True, else b (NumPy's where; a and b may be scalars)."""
+    """a where condition is True, else b (NumPy's where; a and b may be numbers: both numbers
+    give a tensor on the condition's device, floats in the default float dtype)."""
     like = a if isinstance(a, Tensor) else b
     if not isinstance(like, Tensor):
-        raise TypeError("where: a or b must be a Tensor")
+        if not isinstance(condition, Tensor):
+            raise TypeError("where: the condition, a or b must be a Tensor")
+        dtype = get_default_dtype() if isinstance(a, float) or isinstance(b, float) \
+            else np.result_type(a, b)
+        like = Tensor._make(condition.backend.xp.asarray(a, dtype=dtype), condition.backend)
+        a = like
     return Where.apply(a, b, condition=mask_array("where", condition, like))
 
 

@@ -37,7 +37,10 @@ from .compare import (
     any,
     argmax,
     argmin,
+    bitwise_left_shift,
     bitwise_not,
+    bitwise_right_shift,
+    bitwise_xor,
     equal,
     greater,
     greater_equal,
@@ -217,6 +220,9 @@ __all__ = [
     "greater_equal",
     "logical_and",
     "logical_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
     "logical_not",
     "bitwise_not",
     "isfinite",
@@ -384,7 +390,8 @@ def divide(a: Operand, b: Operand) -> Tensor:
 def power(a: Operand, b: Operand) -> Tensor:
     """a ** b; the gradient for b is asked only where b requires grad (it needs log a). As
     PyTorch's, the gradient for a is 0 where b = 0 and the one for b is 0 where a = 0 and
-    b >= 0 (not the NaN or -inf of the formulas there).
+    b >= 0 (not the NaN or -inf of the formulas there). Integers to integer powers stay
+    integers (negative powers refused, as NumPy and PyTorch do).
     """
     return Power.apply(a, b)
 
@@ -463,9 +470,11 @@ def clip(x: Tensor, min=None, max=None) -> Tensor:
     return Clip.apply(x, min=min, max=max)
 
 
-def sum(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """sum over axes"""
-    return Sum.apply(x, axis=axis, keepdims=keepdims)
+def sum(x: Tensor, axis=None, keepdims=False, dtype=None) -> Tensor:
+    """The sum over axes; `dtype` the accumulator's and the result's (NumPy's and PyTorch's:
+    int32 summed as int64, float32 as float64), the gradient back in the input's dtype.
+    """
+    return Sum.apply(x, axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 def mean(x: Tensor, axis=None, keepdims=False) -> Tensor:

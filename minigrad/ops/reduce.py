@@ -66,15 +66,26 @@ class Reduction(Function):
         return array
 
 
-@op(reference=np.sum, spec=REDUCE, summary="sum over axes", method=True)
+@op(reference=np.sum, spec=REDUCE, summary="sum over axes (in `dtype` if given)", method=True)
 class Sum(Reduction):
+    """The sum over axes; `dtype` the accumulator's and the result's (NumPy's and PyTorch's:
+    int32 summed as int64, float32 as float64), the gradient back in the input's dtype."""
+
     name = "sum"
 
+    def forward(self, x, axis=None, keepdims=False, dtype=None) -> Any:
+        self.dtype = dtype
+        return super().forward(x, axis, keepdims)
+
     def reduce(self, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
-        return x.sum(axis=axes, keepdims=keepdims)
+        if self.dtype is None:
+            return x.sum(axis=axes, keepdims=keepdims)
+        return x.sum(axis=axes, keepdims=keepdims, dtype=self.dtype)
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        return (self.expand(grad),)
+        grad = self.expand(grad)
+        dtype = self.inputs[0].dtype
+        return (grad if self.dtype is None or grad.dtype == dtype else grad.astype(dtype),)
 
 
 @op(reference=np.mean, spec=REDUCE, summary="mean over axes", method=True)

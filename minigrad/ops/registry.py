@@ -33,6 +33,7 @@ from ..tensor import Tensor
 SHAPE_RULES = {
     "unary": "one tensor of 0-4 dims",
     "elementwise": "two tensors whose shapes broadcast (NumPy rules)",
+    "shift": "two int64 tensors whose shapes broadcast, the second in [0, 8)",
     "ternary": "three tensors whose shapes broadcast (NumPy rules)",
     "where": "a boolean condition and two tensors, the three shapes broadcasting",
     "masked_fill": "a tensor and a boolean mask that broadcasts to its shape",

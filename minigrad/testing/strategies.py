@@ -133,6 +133,12 @@ def elementwise(draw, spec):
 
 
 @st.composite
+def shift(draw, spec):
+    values, amounts = draw(broadcasting_shapes(2))
+    return (Slot(values, "int"), _ints(draw, amounts, 0, 7)), {}
+
+
+@st.composite
 def ternary(draw, spec):
     return tuple(Slot(s, spec.dtype) for s in draw(broadcasting_shapes(3))), {}
 
@@ -558,7 +564,7 @@ def cross_entropy_backward(draw, spec):
 
 
 RULES = {
-    "unary": unary, "elementwise": elementwise, "ternary": ternary, "where": where,
+    "unary": unary, "elementwise": elementwise, "ternary": ternary, "shift": shift, "where": where,
     "masked_fill": masked_fill,
     "reduce": reduce, "axes": axes_rule, "arg-reduce": arg_reduce, "softmax-like": softmax_like,
     "matmul": matmul,
