@@ -4,6 +4,7 @@ each value came from)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -106,8 +107,9 @@ def cummin(x, axis=-1) -> tuple[Tensor, Tensor]:
     method=True, summary="log of running sums of exp along an axis, stable")
 class LogCumSumExp(Function):
     """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
-    -inf); the gradient sum_{j >= i} grad_j · exp(x_i - out_j), taken in two factors around
-    the row's largest value."""
+    -inf). The gradient, sum over j >= i of grad_j · exp(x_i - out_j), is taken over every pair
+    (i, j) of the axis, each exponent <= 0, so it is exact on any range (memory: the axis's
+    length squared per row)."""
 
     name = "logcumsumexp"
     float_only = True
@@ -120,10 +122,17 @@ class LogCumSumExp(Function):
         xp = self.xp
         if hasattr(xp.logaddexp, "accumulate"):
             return xp.logaddexp.accumulate(x, axis=self.axis)
-        peak = x.max(axis=self.axis, keepdims=True)
+        peak = x.max(axis=self.axis, keepdims=True)  # CuPy: no accumulate
         return xp.log(xp.cumsum(xp.exp(x - peak), axis=self.axis)) + peak
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         x, out = self.inputs[0], self.output()
-        peak = self.constant(self.xp.max(x.data, axis=self.axis, keepdims=True))
-        return ((x - peak).exp() * _reverse_cumsum(grad * (peak - out).exp(), self.axis),)
+        if not x.ndim:
+            return (grad,)
+        last = x.ndim - 1
+        x, out, grad = (t.swapaxes(self.axis, last) for t in (x, out, grad))
+        n = x.shape[-1]
+        exponents = x.expand_dims(-1) - out.expand_dims(-2)  # (..., i, j): x_i - out_j
+        before = self.xp.tri(n, n, -1, dtype=bool)  # j < i: no term
+        weights = exponents.masked_fill(before, -math.inf).exp()
+        return ((weights * grad.expand_dims(-2)).sum(axis=-1).swapaxes(self.axis, last),)

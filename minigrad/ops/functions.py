@@ -540,8 +540,9 @@ def cumprod(x: Tensor, axis=-1) -> Tensor:
 
 def logcumsumexp(x: Tensor, axis=-1) -> Tensor:
     """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
-    -inf); the gradient sum_{j >= i} grad_j · exp(x_i - out_j), taken in two factors around
-    the row's largest value.
+    -inf). The gradient, sum over j >= i of grad_j · exp(x_i - out_j), is taken over every pair
+    (i, j) of the axis, each exponent <= 0, so it is exact on any range (memory: the axis's
+    length squared per row).
     """
     return LogCumSumExp.apply(x, axis=axis)
 

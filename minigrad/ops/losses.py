@@ -5,6 +5,7 @@ in `F.cross_entropy` (PyTorch's is axis 1)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from .references import log_softmax_reference
 from .registry import InputSpec, op
 
 REDUCTIONS = ("mean", "sum", "none")
+SMALLEST = math.exp(-100)  # binary_cross_entropy's logs are at least log(SMALLEST) = -100
 
 
 def _reduced(name, losses: Tensor, reduction) -> Tensor:
@@ -120,10 +122,11 @@ def binary_cross_entropy_reference(probabilities, target, reduction="mean") -> A
     summary="-(t · log p + (1 - t) · log(1 - p)), each log at least -100",
     pytorch="`F.binary_cross_entropy` (no weight; the shapes may broadcast)")
 def binary_cross_entropy(probabilities, target, reduction="mean") -> Tensor:
-    """Binary cross-entropy of probabilities in [0, 1]; each log is clipped at -100, as
-    PyTorch's, so p = 0 or 1 gives a finite loss."""
-    log_p = probabilities.log().clip(min=-100.0)
-    log_not_p = (1 - probabilities).log().clip(min=-100.0)
+    """Binary cross-entropy of probabilities in [0, 1]; each log is at least -100, as
+    PyTorch's, so p = 0 or 1 gives a finite loss (and a finite gradient: the probabilities
+    are clipped at e^-100 before the log)."""
+    log_p = probabilities.clip(min=SMALLEST).log()
+    log_not_p = (1 - probabilities).clip(min=SMALLEST).log()
     losses = (target * log_p + (1 - target) * log_not_p) * -1.0
     return _reduced("binary_cross_entropy", losses, reduction)
 

@@ -166,3 +166,119 @@ def test_an_attn_mask_of_another_dtype_is_refused_in_one_line():
     q, k, v = _qkv()
     with pytest.raises(DTypeError, match="attn_mask must be boolean"):
         F.scaled_dot_product_attention(q, k, v, np.ones((3, 4), np.int64))
+
+
+# ----- the added ops: behaviour the generated checks do not draw ------------------------------
+
+def _leaf(values, dtype=np.float64):
+    return mg.tensor(np.asarray(values, dtype=dtype), requires_grad=True)
+
+
+def test_var_and_std_with_pytorchs_unbiased_correction():
+    values = np.array([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])
+    x = _leaf(values)
+    np.testing.assert_allclose(x.var(1, correction=1).numpy(), values.var(1, ddof=1))
+    np.testing.assert_allclose(x.std(correction=1).numpy(), values.std(ddof=1))
+    assert mg.gradcheck(lambda t: t.var(1, correction=1), [x])
+    assert mg.gradcheck(lambda t: t.std(0, correction=1), [x])
+
+
+def test_std_of_equal_values_has_a_zero_gradient():
+    x = _leaf([2.0, 2.0, 2.0])
+    (gradient,) = _gradient(x.std(), [x])
+    np.testing.assert_array_equal(gradient.numpy(), [0.0, 0.0, 0.0])
+
+
+def test_prod_gradient_with_zeros_is_the_product_of_the_others():
+    x = _leaf([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.5, 2.0, -1.0]])
+    (gradient,) = _gradient(x.prod(1), [x], upstream=1.0)
+    np.testing.assert_allclose(gradient.numpy(), [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0],
+                                                  [-2.0, -1.5, 3.0]])
+
+
+def test_sum_in_another_dtype_gives_the_gradient_in_the_inputs():
+    x = _leaf([1.0, 2.0], np.float32)
+    total = x.sum(dtype="float64")
+    (gradient,) = _gradient(total, [x])
+    assert total.dtype == np.float64 and gradient.dtype == np.float32
+    assert mg.tensor(np.array([2**31 - 1, 1], np.int32)).sum(dtype="int64").numpy() == 2**31
+
+
+def test_where_with_two_number_branches_is_a_tensor_on_the_conditions_device():
+    condition = mg.tensor(np.array([True, False]))
+    floats, ints = mg.where(condition, 1.0, 0.0), mg.where(condition, 2, 5)
+    assert floats.dtype == mg.get_default_dtype() and ints.dtype == np.int64
+    np.testing.assert_array_equal(ints.numpy(), [2, 5])
+
+
+def test_cross_entropy_against_class_probabilities():
+    rng = np.random.default_rng(0)
+    logits = _leaf(rng.standard_normal((3, 4)))
+    target = _leaf(rng.dirichlet(np.ones(4), 3))
+    loss = F.cross_entropy(logits, target, label_smoothing=0.1)
+    q = 0.9 * target.numpy() + 0.025
+    log_p = logits.numpy() - np.log(np.exp(logits.numpy()).sum(-1, keepdims=True))
+    np.testing.assert_allclose(loss.numpy(), -(q * log_p).sum(-1).mean())
+    assert mg.gradcheck(lambda a, b: F.cross_entropy(a, b), [logits, target])
+    with pytest.raises(ShapeError, match="class-probability targets of shape"):
+        F.cross_entropy(logits, _leaf(np.ones((3, 5))))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_stable_ops_stay_finite_on_large_inputs(dtype):
+    big = np.array([-1e4, -100.0, 0.0, 100.0, 1e4], dtype=dtype)
+    x = _leaf(big, dtype)
+    outputs = [F.logsigmoid(x), F.softplus(x), F.silu(x), F.mish(x), F.elu(x), F.selu(x),
+               mg.logaddexp(x, x.flip()), x.logcumsumexp(0),
+               F.binary_cross_entropy_with_logits(x, mg.tensor(np.full(5, 0.5, dtype))),
+               F.normalize(x.reshape(1, 5), axis=1)]
+    for out in outputs:
+        assert np.isfinite(out.numpy()).all(), out
+        (gradient,) = _gradient(out.sum(), [x])
+        assert np.isfinite(gradient.numpy()).all()
+    np.testing.assert_allclose(x.logcumsumexp(0).numpy()[-1], 1e4 + np.log1p(np.exp(-1e4)),
+                               rtol=1e-6)
+
+
+def test_binary_cross_entropy_clips_its_logs_at_minus_100_as_pytorch():
+    p = _leaf([0.0, 1.0, 0.5])
+    loss = F.binary_cross_entropy(p, mg.tensor(np.array([1.0, 0.0, 1.0])), reduction="none")
+    np.testing.assert_allclose(loss.numpy(), [100.0, 100.0, math.log(2)])
+    (gradient,) = _gradient(loss.sum(), [p])
+    assert np.isfinite(gradient.numpy()).all()
+
+
+def test_creation_functions():
+    np.testing.assert_array_equal(mg.eye(2, 3).numpy(), np.eye(2, 3))
+    np.testing.assert_array_equal(mg.linspace(0, 1, 5).numpy(), np.linspace(0, 1, 5))
+    assert mg.full_like(mg.tensor(np.zeros(2, np.int64)), 7).numpy().tolist() == [7, 7]
+    assert mg.empty(2, 3).shape == (2, 3)
+    mg.manual_seed(0)
+    drawn = mg.randint(3, 7, (1000,)).numpy()
+    assert drawn.dtype == np.int64 and set(drawn) == {3, 4, 5, 6}
+    mg.manual_seed(0)
+    np.testing.assert_array_equal(mg.randint(3, 7, (1000,)).numpy(), drawn)
+
+
+def test_bad_arguments_of_the_added_ops_are_refused_in_one_line():
+    x = _leaf(np.ones((2, 3)))
+    cases = [
+        (lambda: mg.div(x, x, rounding_mode="round"), ValueError, "div: rounding_mode"),
+        (lambda: mg.gather(x, 1, np.array([[3]])), IndexError, r"gather: index values in \[3"),
+        (lambda: mg.gather(x, 1, np.array([0])), ShapeError, "same number of axes"),
+        (lambda: F.pad(x, (1,)), ShapeError, "pad: 1 widths"),
+        (lambda: F.pad(x, (3, 0), mode="reflect"), ShapeError, "smaller than the axis"),
+        (lambda: mg.einsum("ii->i", mg.tensor(np.ones((2, 2)))), ShapeError, "repeated"),
+        (lambda: mg.einsum("...i->i", x), ShapeError, "ellipses"),
+        (lambda: x.repeat(2), ShapeError, "one per axis"),
+        (lambda: mg.scatter_reduce(x, 1, np.zeros((2, 3), np.int64), x, "amax"), ValueError,
+         "scatter_reduce: reduce must be"),
+        (lambda: mg.tensor(np.array([1])) ^ mg.tensor(np.array([1.0])), DTypeError,
+         "bitwise_xor: needs boolean or integer"),
+        (lambda: F.mse_loss(mg.tensor(np.array([1])), mg.tensor(np.array([2]))), DTypeError,
+         "mse_loss: needs floating-point"),
+        (lambda: mg.randint(3, 3, (2,)), ValueError, "randint: high"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message):
+            call()
