@@ -125,6 +125,7 @@ def binary_cross_entropy(probabilities, target, reduction="mean") -> Tensor:
     """Binary cross-entropy of probabilities in [0, 1]; each log is at least -100, as
     PyTorch's, so p = 0 or 1 gives a finite loss (and a finite gradient: the probabilities
     are clipped at e^-100 before the log)."""
+    _floating("binary_cross_entropy", probabilities, target)
     log_p = probabilities.clip(min=SMALLEST).log()
     log_not_p = (1 - probabilities).clip(min=SMALLEST).log()
     losses = (target * log_p + (1 - target) * log_not_p) * -1.0
