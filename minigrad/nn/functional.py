@@ -13,6 +13,10 @@ from ..autograd import is_anomaly_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..ops import elementwise, reduce, references
 from ..ops import nn as ops
+from ..ops.convolution import avg_pool2d as avg_pool2d
+from ..ops.convolution import conv2d as conv2d
+from ..ops.convolution import conv_transpose2d as conv_transpose2d
+from ..ops.convolution import max_pool2d as max_pool2d
 from ..ops.elementwise import mask_array
 from ..ops.functions import (  # the activations (minigrad/ops/activations.py); mg.relu
     celu as celu,

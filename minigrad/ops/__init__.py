@@ -5,6 +5,7 @@ fused ones are declared in `minigrad.nn.functional`, `tril`/`triu` in `minigrad.
 from . import (
     activations,
     compare,
+    convolution,
     cumulative,
     elementwise,
     exponential,

@@ -72,6 +72,12 @@ SHAPE_RULES = {
     "diag": "a 1-D or 2-D tensor and a diagonal offset",
     "pad": "one tensor of >= 1 dims, widths for some trailing axes, a mode (reflect: widths "
            "smaller than the axis)",
+    "conv2d": "images (N, C, H, W), a weight (O, C, KH, KW) that fits, an optional bias; "
+              "stride, padding, dilation",
+    "conv_transpose2d": "images (N, C, H, W), a weight (C, O, KH, KW), an optional bias; "
+                        "stride, padding, output_padding, dilation",
+    "pool2d": "images (N, C, H, W), a kernel that fits, stride (or None), padding <= half "
+              "the kernel",
     "einsum": "an equation (products, sums, transposes, outer products) and its operands",
     "one_hot": "int ids of 0-2 dims, num_classes -1 or more than the largest id",
     "layer_norm": "x (..., *normalized_shape), optional weight and bias of normalized_shape",

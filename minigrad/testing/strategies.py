@@ -497,6 +497,55 @@ def einsum(draw, spec):
 
 
 @st.composite
+def _convolution_geometry(draw):
+    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    stride = draw(st.sampled_from([1, 2, (1, 2)]))
+    padding = draw(st.sampled_from([0, 1, (0, 1)]))
+    dilation = draw(st.sampled_from([1, 2]))
+    return kernel, stride, padding, dilation
+
+
+def _pairs(value):
+    return (value, value) if isinstance(value, int) else value
+
+
+@st.composite
+def conv2d(draw, spec):
+    kernel, stride, padding, dilation = draw(_convolution_geometry())
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    needed = [max(1, dilation * (k - 1) + 1 - 2 * p) for k, p in zip(kernel, _pairs(padding))]
+    size = tuple(draw(st.integers(n, max(n, 4))) for n in needed)
+    bias = draw(_optional(st.just(Slot((o,)))))
+    return ((Slot((n, c) + size), Slot((o, c) + kernel)),
+            {"bias": bias, "stride": stride, "padding": padding, "dilation": dilation})
+
+
+@st.composite
+def conv_transpose2d(draw, spec):
+    kernel, stride, padding, dilation = draw(_convolution_geometry())
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    size = (draw(st.integers(2, 3)), draw(st.integers(2, 3)))
+    extra = tuple(draw(st.integers(0, s - 1)) for s in _pairs(stride))
+    fits = all((n - 1) * s - 2 * p + dilation * (k - 1) + 1 >= 1 for n, s, p, k in zip(
+        size, _pairs(stride), _pairs(padding), kernel))
+    padding = padding if fits else 0
+    bias = draw(_optional(st.just(Slot((o,)))))
+    return ((Slot((n, c) + size), Slot((c, o) + kernel)),
+            {"bias": bias, "stride": stride, "padding": padding, "output_padding": extra,
+             "dilation": dilation})
+
+
+@st.composite
+def pool2d(draw, spec):
+    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
+    size = tuple(draw(st.integers(max(1, k - 2 * p), 4)) for k, p in zip(kernel, padding))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) + size
+    stride = draw(st.sampled_from([None, 1, 2]))
+    return (Slot(shape), kernel), {"stride": stride, "padding": padding}
+
+
+@st.composite
 def layer_norm(draw, spec):
     shape = draw(shapes(min_ndim=1))
     normalized = shape[len(shape) - draw(st.integers(1, min(2, len(shape)))):]
@@ -575,7 +624,8 @@ RULES = {
     "concatenate": concatenate, "stack": stack, "split": split, "index": index,
     "index_add": index_add, "topk": topk, "gather": gather, "scatter": scatter,
     "scatter_add": scatter_add, "diagonal": diagonal, "diag": diag, "one_hot": one_hot,
-    "pad": pad, "einsum": einsum, "layer_norm": layer_norm,
+    "pad": pad, "einsum": einsum, "conv2d": conv2d, "conv_transpose2d": conv_transpose2d,
+    "pool2d": pool2d, "layer_norm": layer_norm,
     "cross_entropy": cross_entropy, "attention": attention, "embedding": embedding,
     "linear": linear, "layer_norm_input_gradient": layer_norm_input_gradient,
     "cross_entropy_backward": cross_entropy_backward,
