@@ -129,6 +129,8 @@ def ops_markdown():
         "Each op is checked by the generated tests in `tests/engine/test_ops_generated.py`:",
         "values against the NumPy reference, gradients and gradients of gradients against",
         "finite differences (float64, random upstream gradients), dtypes, unmodified inputs.",
+        "The PyTorch column names each op's counterpart and, in brackets, where the two "
+        "differ (a bare name: alike).",
         "Adding an op: [extending.md](extending.md).",
     ]
     public = [op for op in ops() if not op.internal]

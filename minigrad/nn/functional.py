@@ -74,7 +74,9 @@ from ..tensor import Tensor
 
 @op(functions=(ops.Softmax,), reference=references.softmax_reference, namespace="F",
     spec=InputSpec("softmax-like", mask=True),
-    summary="probabilities along an axis; masked entries get 0, a fully masked row is zeros")
+    summary="probabilities along an axis; masked entries get 0, a fully masked row is zeros",
+    pytorch="`F.softmax` (`axis` for `dim`; `mask=` True = excluded; a fully masked row is "
+            "zeros, not NaN)")
 def softmax(x, axis=-1, mask=None) -> Tensor:
     """Probabilities along `axis`; entries where `mask` is True get 0. A fully masked row is all
     zeros, with zero gradient."""
@@ -84,7 +86,8 @@ def softmax(x, axis=-1, mask=None) -> Tensor:
 
 @op(functions=(ops.Softmax, elementwise.Negative),
     reference=lambda x, axis=-1: references.softmax_reference(-x, axis=axis), namespace="F",
-    spec=InputSpec("softmax-like"), summary="softmax(-x): probabilities, small values first")
+    spec=InputSpec("softmax-like"), summary="softmax(-x): probabilities, small values first",
+    pytorch="`F.softmin` (`axis` for `dim`)")
 def softmin(x, axis=-1) -> Tensor:
     return ops.Softmax.apply(-x, axis=axis)
 
@@ -93,7 +96,8 @@ def softmin(x, axis=-1) -> Tensor:
                reduce.Sum),
     reference=references.normalize_reference, namespace="F",
     spec=InputSpec("softmax-like", kinks=(0.0,), options={"p": (2.0, 1.0, 3.0)}),
-    summary="x / max(‖x‖_p, eps) along an axis")
+    summary="x / max(‖x‖_p, eps) along an axis",
+    pytorch="`F.normalize` (`axis` for `dim`)")
 def normalize(x, p=2.0, axis=1, eps=1e-12) -> Tensor:
     """x divided by its p-norm along `axis` (PyTorch's `dim`, default 1), the norm at least
     eps."""
@@ -102,7 +106,8 @@ def normalize(x, p=2.0, axis=1, eps=1e-12) -> Tensor:
 
 
 @op(functions=(ops.LogSoftmax,), reference=references.log_softmax_reference, namespace="F",
-    spec=InputSpec("softmax-like"), summary="log of softmax, stable")
+    spec=InputSpec("softmax-like"), summary="log of softmax, stable",
+    pytorch="`F.log_softmax` (`axis` for `dim`)")
 def log_softmax(x, axis=-1) -> Tensor:
     return ops.LogSoftmax.apply(x, axis=axis)
 
@@ -128,7 +133,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
 
 @op(functions=(ops.Gelu,), reference=ops.gelu_reference, namespace="F", accuracy=3e-7,
     spec=InputSpec("unary", low=-3.0, high=3.0, options={"approximate": ("none", "tanh")}),
-    summary="x·Φ(x), exact or with the tanh approximation")
+    summary="x·Φ(x), exact or with the tanh approximation",
+    pytorch="`F.gelu` (erf approximated to 1.5e-7)")
 def gelu(x, approximate="none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -137,7 +143,8 @@ def gelu(x, approximate="none") -> Tensor:
 
 @op(functions=(ops.Dropout,), reference=None, namespace="F", random=True,
     spec=InputSpec("unary", kinks=(0.0,), options={"p": (0.25, 0.5)}),
-    summary="inverted dropout from the device's seeded generator")
+    summary="inverted dropout from the device's seeded generator",
+    pytorch="`F.dropout` (minigrad's own generator: other draws than PyTorch's)")
 def dropout(x, p=0.5, training=True) -> Tensor:
     """Inverted dropout drawn from the device's seeded generator; identity when not training."""
     if not 0 <= p <= 1:
@@ -165,7 +172,8 @@ def _checked_here(like):
 
 
 @op(functions=(ops.Embedding, ops.IndexAdd), reference=lambda ids, weight: weight[ids],
-    namespace="F", spec=InputSpec("embedding"), summary="rows of weight picked by ids")
+    namespace="F", spec=InputSpec("embedding"), summary="rows of weight picked by ids",
+    pytorch="`F.embedding` (no max_norm, no sparse gradient)")
 def embedding(ids, weight, padding_idx=None) -> Tensor:
     """weight[ids]: (..., ) int ids -> (..., dim); the padding row receives no gradient."""
     array = _ids("embedding", ids, weight)
@@ -190,7 +198,9 @@ def linear(x, weight, bias=None) -> Tensor:
     reference=references.cross_entropy_reference,
     spec=InputSpec("cross_entropy", low=-3.0, high=3.0,
                    options={"label_smoothing": (0.0, 0.1), "reduction": ("mean", "sum", "none")}),
-    summary="loss from logits (class axis last), label smoothing, ignore_index")
+    summary="loss from logits (class axis last), label smoothing, ignore_index",
+    pytorch="`F.cross_entropy` (the class axis last, PyTorch's is 1; ignore_index None by "
+            "default; no class weights)")
 def cross_entropy(logits, target, ignore_index=None, label_smoothing=0.0,
                   reduction="mean") -> Tensor:
     """Cross-entropy of logits (..., C) (class axis last) against int targets (...), or
@@ -224,7 +234,9 @@ def _check_targets(targets, classes, ignore_index):
 @op(functions=(ops.ScaledDotProductAttention, ops.Softmax), namespace="F",
     reference=references.attention_reference, spec=InputSpec("attention", mask=True),
     summary="softmax(q kᵀ · scale + attn_mask) v as PyTorch's (attn_mask True = attend); "
-            "`mask=` True = excluded; one fused op")
+            "`mask=` True = excluded; one fused op",
+    pytorch="`F.scaled_dot_product_attention` (a row attending to nothing gives zeros, not "
+            "NaN; a float attn_mask is a constant; dropout only while `training`)")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False, *, mask=None,
                                  training=True, return_weights=False) -> Any:

@@ -53,7 +53,8 @@ def _integer_operation(name, operation):
     return checked
 
 
-equal = _declare_binary("equal", operator.eq, np.equal, "a == b", "__eq__")
+equal = _declare_binary("equal", operator.eq, np.equal, "a == b", "__eq__",
+                        pytorch="`torch.eq` (torch.equal compares whole tensors)")
 not_equal = _declare_binary("not_equal", operator.ne, np.not_equal, "a != b", "__ne__")
 less = _declare_binary("less", operator.lt, np.less, "a < b", "__lt__")
 less_equal = _declare_binary("less_equal", operator.le, np.less_equal, "a <= b", "__le__")

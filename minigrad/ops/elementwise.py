@@ -77,7 +77,7 @@ class Divide(BinaryFunction):
 
 
 @op(reference=np.power, spec=InputSpec("elementwise", low=0.5, high=2.0), summary="a ** b",
-    operators=("__pow__", "__rpow__"))
+    operators=("__pow__", "__rpow__"), pytorch="`torch.pow`")
 class Power(BinaryFunction):
     """a ** b; the gradient for b is asked only where b requires grad (it needs log a). As
     PyTorch's, the gradient for a is 0 where b = 0 and the one for b is 0 where a = 0 and
@@ -319,7 +319,8 @@ class Erf(Function):
 @op(reference=lambda x, min=None, max=None: x if min is None and max is None
     else np.clip(x, min, max), method=True,
     spec=InputSpec("unary", kinks=(-1.0, 1.0), options={"min": (None, -1.0), "max": (None, 1.0)}),
-    summary="x limited to [min, max]")
+    summary="x limited to [min, max]",
+    pytorch="`torch.clamp`")
 class Clip(Function):
     """Values limited to [low, high]; the gradient passes where the value was inside."""
 
@@ -425,7 +426,8 @@ def where(condition, a, b) -> Tensor:
 
 @op(functions=(Add, Multiply, Subtract), reference=lambda start, end, weight: start + weight * (
     end - start), spec=InputSpec("ternary"), method=True,
-    summary="start + weight · (end - start)")
+    summary="start + weight · (end - start)",
+    pytorch="`torch.lerp` (`input` is `start` here)")
 def lerp(start: Operand, end: Operand, weight: Operand) -> Tensor:
     """PyTorch's lerp (`input`, `end`, `weight`): any of them a number or an array beside a
     tensor."""
@@ -438,13 +440,15 @@ def lerp(start: Operand, end: Operand, weight: Operand) -> Tensor:
 
 @op(functions=(MaskedFill,), reference=masked_fill_reference, method=True,
     spec=InputSpec("masked_fill", options={"value": (0.0, -1.5)}),
-    summary="value where the mask is True (True = masked out)")
+    summary="value where the mask is True (True = masked out)",
+    pytorch="`Tensor.masked_fill`")
 def masked_fill(x, mask, value) -> Tensor:
     return MaskedFill.apply(x, mask=mask_array("masked_fill", mask, x), value=value)
 
 
 @op(functions=(AsType,), reference=lambda x, dtype: x.astype(dtype), namespace=None, method=True,
-    spec=InputSpec("unary", options={"dtype": ("float32",)}), summary="a change of dtype", eps=0.1)
+    spec=InputSpec("unary", options={"dtype": ("float32",)}), summary="a change of dtype", eps=0.1,
+    pytorch="`Tensor.to(dtype)`")
 def astype(x, dtype) -> Tensor:
     dtype = np.dtype(dtype)
     if dtype == x.dtype:

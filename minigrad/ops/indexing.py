@@ -109,13 +109,15 @@ class IndexAdd(Function):
 
 @op(functions=(GetItem, IndexAdd), reference=operator.getitem, spec=InputSpec("index"),
     namespace=None, operators=("__getitem__",),
-    summary="x[index]; repeated indices accumulate in the gradient")
+    summary="x[index]; repeated indices accumulate in the gradient",
+    pytorch="`x[index]`")
 def getitem(x, index) -> Tensor:
     return GetItem.apply(x, index=_normalize_index(index, x.backend, x.shape))
 
 
 @op(functions=(IndexAdd, GetItem), reference=index_add_reference, spec=InputSpec("index_add"),
-    summary="zeros(shape) with values summed in at index (deterministic)")
+    summary="zeros(shape) with values summed in at index (deterministic)",
+    pytorch="`zeros(shape).index_put_(index, values, accumulate=True)`")
 def index_add(values, index, shape) -> Tensor:
     """The transpose of getitem: an array of `shape` with `values` summed in at `index`."""
     return IndexAdd.apply(values, index=_normalize_index(index, values.backend, shape),

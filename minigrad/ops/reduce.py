@@ -66,7 +66,8 @@ class Reduction(Function):
         return array
 
 
-@op(reference=np.sum, spec=REDUCE, summary="sum over axes (in `dtype` if given)", method=True)
+@op(reference=np.sum, spec=REDUCE, summary="sum over axes (in `dtype` if given)", method=True,
+    pytorch="`torch.sum` (`axis`/`keepdims` for `dim`/`keepdim`)")
 class Sum(Reduction):
     """The sum over axes; `dtype` the accumulator's and the result's (NumPy's and PyTorch's:
     int32 summed as int64, float32 as float64), the gradient back in the input's dtype."""
@@ -88,7 +89,8 @@ class Sum(Reduction):
         return (grad if self.dtype is None or grad.dtype == dtype else grad.astype(dtype),)
 
 
-@op(reference=np.mean, spec=REDUCE, summary="mean over axes", method=True)
+@op(reference=np.mean, spec=REDUCE, summary="mean over axes", method=True,
+    pytorch="`torch.mean` (`axis`/`keepdims` for `dim`/`keepdim`)")
 class Mean(Reduction):
     name = "mean"
     float_only = True
@@ -217,7 +219,8 @@ class _Extremum(Reduction):
 
 
 @op(reference=np.max, spec=InputSpec("reduce", distinct=True), method=True,
-    summary="largest value over axes; ties split the gradient")
+    summary="largest value over axes; ties split the gradient",
+    pytorch="`torch.amax` (ties split the gradient evenly, as amax's)")
 class Max(_Extremum):
     name = "max"
 
@@ -226,7 +229,8 @@ class Max(_Extremum):
 
 
 @op(reference=np.min, spec=InputSpec("reduce", distinct=True), method=True,
-    summary="smallest value over axes; ties split the gradient")
+    summary="smallest value over axes; ties split the gradient",
+    pytorch="`torch.amin` (ties split the gradient evenly, as amin's)")
 class Min(_Extremum):
     name = "min"
 

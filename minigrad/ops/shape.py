@@ -105,7 +105,8 @@ class Concatenate(Function):
 
 
 @op(reference=lambda x, device: x, spec=InputSpec("unary", options={"device": ("cpu",)}),
-    namespace=None, method=True, summary="a copy on another device")
+    namespace=None, method=True, summary="a copy on another device",
+    pytorch="`Tensor.to(device)`")
 class ToDevice(Function):
     """A copy to another device: the one op whose output lives elsewhere than its input."""
 
@@ -145,7 +146,8 @@ def transpose_method(self, *axes) -> Tensor:
 
 @op(functions=(Transpose,), reference=np.transpose, spec=InputSpec("transpose"),
     method="transpose", method_function=transpose_method,
-    summary="a permutation of the axes (none given: reversed)")
+    summary="a permutation of the axes (none given: reversed)",
+    pytorch="`torch.permute` (NumPy's transpose; `x.T` reverses the axes)")
 def transpose(x, axes=None) -> Tensor:
     return Transpose.apply(x, axes=None if axes is None else tuple(axes))
 
@@ -163,7 +165,7 @@ def swapaxes(x, axis1, axis2) -> Tensor:
 
 
 @op(functions=(Reshape,), reference=np.expand_dims, spec=InputSpec("expand_dims"), method=True,
-    summary="a new axis of size 1")
+    summary="a new axis of size 1", pytorch="`torch.unsqueeze`")
 def expand_dims(x, axis) -> Tensor:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     ndim = x.ndim + len(axes)
@@ -196,7 +198,7 @@ def broadcast_to(x, shape) -> Tensor:
 
 
 @op(functions=(Concatenate,), reference=np.concatenate, spec=InputSpec("concatenate"),
-    summary="tensors joined along an axis")
+    summary="tensors joined along an axis", pytorch="`torch.cat`")
 def concatenate(tensors, axis=0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
@@ -219,7 +221,8 @@ def stack(tensors, axis=0) -> Tensor:
 
 
 @op(functions=(GetItem,), reference=np.split, spec=InputSpec("split"),
-    summary="pieces along an axis (equal sections or split points)")
+    summary="pieces along an axis (equal sections or split points)",
+    pytorch="`torch.tensor_split` (NumPy's split; torch.split takes sizes)")
 def split(x, indices_or_sections, axis=0) -> list[Tensor]:
     """NumPy's split: N equal sections, or the indices where each new piece starts."""
     axis = normalize_axes("split", axis, x.ndim)[0]
