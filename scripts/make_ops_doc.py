@@ -46,6 +46,7 @@ SECTIONS = {
     "minigrad.ops.activations": "Activations (minigrad.nn.functional as F)",
     "minigrad.ops.padding": "Shape",
     "minigrad.ops.convolution": "Convolution and pooling (minigrad.nn.functional as F)",
+    "minigrad.ops.resampling": "Convolution and pooling (minigrad.nn.functional as F)",
     "minigrad.ops.losses": "Losses (minigrad.nn.functional as F)",
     "minigrad.nn.functional": "Fused neural-network ops (minigrad.nn.functional as F)",
     "minigrad.ops.compare": "Without gradient",

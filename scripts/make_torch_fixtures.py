@@ -203,6 +203,15 @@ CASES.update({
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True,
                                                        enable_gqa=True),
         (normal(1, 4, 3, 2), normal(1, 2, 3, 2), normal(1, 2, 3, 3))),
+    "interpolate_nearest": (lambda x: F.interpolate(x, size=(5, 3), mode="nearest"),
+                            (normal(2, 2, 3, 4),)),
+    "interpolate_bilinear": (
+        lambda x: F.interpolate(x, scale_factor=(1.5, 2.0), mode="bilinear",
+                                align_corners=False),
+        (normal(1, 2, 4, 3),)),
+    "interpolate_bilinear_down": (
+        lambda x: F.interpolate(x, size=(2, 3), mode="bilinear", align_corners=False),
+        (normal(1, 1, 5, 7),)),
 })
 
 

@@ -69,6 +69,7 @@ from ..ops.losses import nll_loss as nll_loss
 from ..ops.losses import soft_cross_entropy
 from ..ops.padding import pad as pad
 from ..ops.registry import InputSpec, op
+from ..ops.resampling import interpolate as interpolate
 from ..tensor import Tensor
 
 

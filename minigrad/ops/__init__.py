@@ -16,6 +16,7 @@ from . import (
     nn,
     padding,
     reduce,
+    resampling,
     rounding,
     shape,
     sorting,

@@ -78,6 +78,7 @@ SHAPE_RULES = {
                         "stride, padding, output_padding, dilation",
     "pool2d": "images (N, C, H, W), a kernel that fits, stride (or None), padding <= half "
               "the kernel",
+    "interpolate": "images (N, C, H, W), a size or a scale factor, mode nearest or bilinear",
     "einsum": "an equation (products, sums, transposes, outer products) and its operands",
     "one_hot": "int ids of 0-2 dims, num_classes -1 or more than the largest id",
     "layer_norm": "x (..., *normalized_shape), optional weight and bias of normalized_shape",

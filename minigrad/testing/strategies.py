@@ -506,7 +506,7 @@ def _convolution_geometry(draw):
 
 
 def _pairs(value):
-    return (value, value) if isinstance(value, int) else value
+    return (value, value) if isinstance(value, (int, float)) else value
 
 
 @st.composite
@@ -543,6 +543,20 @@ def pool2d(draw, spec):
     shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) + size
     stride = draw(st.sampled_from([None, 1, 2]))
     return (Slot(shape), kernel), {"stride": stride, "padding": padding}
+
+
+@st.composite
+def interpolate(draw, spec):
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 4)),
+             draw(st.integers(1, 4)))
+    resize: dict
+    if draw(st.booleans()):
+        resize = {"size": (draw(st.integers(1, 5)), draw(st.integers(1, 5)))}
+    else:
+        resize = {"scale_factor": draw(st.sampled_from([2, 1.5, (2.0, 3.0), 0.5]))}
+        if min(int(n * f) for n, f in zip(shape[2:], _pairs(resize["scale_factor"]))) < 1:
+            resize = {"scale_factor": 2}
+    return (Slot(shape),), {**resize, "mode": draw(st.sampled_from(["nearest", "bilinear"]))}
 
 
 @st.composite
@@ -625,7 +639,7 @@ RULES = {
     "index_add": index_add, "topk": topk, "gather": gather, "scatter": scatter,
     "scatter_add": scatter_add, "diagonal": diagonal, "diag": diag, "one_hot": one_hot,
     "pad": pad, "einsum": einsum, "conv2d": conv2d, "conv_transpose2d": conv_transpose2d,
-    "pool2d": pool2d, "layer_norm": layer_norm,
+    "pool2d": pool2d, "interpolate": interpolate, "layer_norm": layer_norm,
     "cross_entropy": cross_entropy, "attention": attention, "embedding": embedding,
     "linear": linear, "layer_norm_input_gradient": layer_norm_input_gradient,
     "cross_entropy_backward": cross_entropy_backward,

@@ -102,6 +102,10 @@ CASES.update({
         q, k, v, attn_mask=bias, scale=0.3),
     "attention_causal_gqa": lambda q, k, v: F.scaled_dot_product_attention(
         q, k, v, is_causal=True, enable_gqa=True),
+    "interpolate_nearest": lambda x: F.interpolate(x, size=(5, 3), mode="nearest"),
+    "interpolate_bilinear": lambda x: F.interpolate(x, scale_factor=(1.5, 2.0),
+                                                    mode="bilinear"),
+    "interpolate_bilinear_down": lambda x: F.interpolate(x, size=(2, 3), mode="bilinear"),
 })
 
 
