@@ -282,3 +282,13 @@ def test_bad_arguments_of_the_added_ops_are_refused_in_one_line():
     for call, error, message in cases:
         with pytest.raises(error, match=message):
             call()
+
+
+def test_a_row_attending_to_nothing_by_attn_mask_gives_zeros_and_finite_gradients():
+    q, k, v = _qkv()
+    attend = np.ones((3, 4), bool)
+    attend[1] = False  # the second query attends to nothing (PyTorch: NaN)
+    out = F.scaled_dot_product_attention(q, k, v, mg.tensor(attend))
+    assert np.all(out.numpy()[:, :, 1] == 0) and np.isfinite(out.numpy()).all()
+    grads = _gradient(out.sum(), [q, k, v])
+    assert all(np.isfinite(g.numpy()).all() for g in grads)
