@@ -203,6 +203,11 @@ CASES.update({
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True,
                                                        enable_gqa=True),
         (normal(1, 4, 3, 2), normal(1, 2, 3, 2), normal(1, 2, 3, 3))),
+    "conv2d_groups": (lambda x, w: F.conv2d(x, w, stride=2, padding=(1, 0), groups=2),
+                      (windows(2, 4, 5, 5), normal(6, 2, 3, 2))),
+    "conv_transpose2d_groups": (
+        lambda x, w: F.conv_transpose2d(x, w, stride=(2, 1), dilation=2, groups=2),
+        (windows(1, 4, 3, 3), normal(4, 3, 2, 2))),
     "interpolate_nearest": (lambda x: F.interpolate(x, size=(5, 3), mode="nearest"),
                             (normal(2, 2, 3, 4),)),
     "interpolate_bilinear": (

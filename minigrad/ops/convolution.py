@@ -53,29 +53,56 @@ def _columns(xp, x, kernel, stride, padding, dilation, out_size) -> Any:
 
 
 class _Convolution(Function):
-    """The geometry shared by the three ops: stride, padding, dilation (pairs)."""
+    """The geometry shared by the three ops: stride, padding, dilation (pairs) and groups
+    (channels split into `groups` convolutions side by side: one pass each, joined)."""
 
-    def geometry(self, stride, padding, dilation) -> None:
-        self.stride, self.padding, self.dilation = stride, padding, dilation
+    def geometry(self, stride, padding, dilation, groups) -> None:
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
 
     @property
     def settings(self) -> dict:
-        return {"stride": self.stride, "padding": self.padding, "dilation": self.dilation}
+        return {"stride": self.stride, "padding": self.padding, "dilation": self.dilation,
+                "groups": self.groups}
+
+    def by_group(self, compute, first, second, axis) -> Any:
+        """compute(first's group, second's group) for each group, joined along `axis`: both
+        arrays cut into `groups` equal parts along their channel axis (1 for images and
+        gradients, 0 for a weight's output channels)."""
+        if self.groups == 1:
+            return compute(first, second)
+        parts = []
+        for g in range(self.groups):
+            parts.append(compute(*(_group(array, g, self.groups, channels)
+                                   for array, channels in ((first, self.channels[0]),
+                                                           (second, self.channels[1])))))
+        return self.xp.concatenate(parts, axis=axis)
+
+
+def _group(array, g, groups, axis) -> Any:
+    size = array.shape[axis] // groups
+    return array[(slice(None),) * axis + (slice(g * size, (g + 1) * size),)]
 
 
 class Conv2d(_Convolution):
-    """x (N, C, H, W) convolved with weight (O, C, KH, KW) -> (N, O, OH, OW) (no bias)."""
+    """x (N, C, H, W) convolved with weight (O, C / groups, KH, KW) -> (N, O, OH, OW) (no
+    bias)."""
 
     name = "conv2d"
     float_only = True
+    channels = (1, 0)  # the axes cut into groups: x's channels, the weight's outputs
 
-    def forward(self, x, weight, stride=(1, 1), padding=(0, 0), dilation=(1, 1)) -> Any:
-        self.geometry(stride, padding, dilation)
+    def forward(self, x, weight, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                groups=1) -> Any:
+        self.geometry(stride, padding, dilation, groups)
+        return self.by_group(self._convolve, x, weight, axis=1)
+
+    def _convolve(self, x, weight) -> Any:
         n, _, h, w = x.shape
         o, _, kh, kw = weight.shape
-        out_size = (_output_size(h, kh, stride[0], padding[0], dilation[0]),
-                    _output_size(w, kw, stride[1], padding[1], dilation[1]))
-        columns = _columns(self.xp, x, (kh, kw), stride, padding, dilation, out_size)
+        (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
+        out_size = (_output_size(h, kh, sh, ph, dh), _output_size(w, kw, sw, pw, dw))
+        columns = _columns(self.xp, x, (kh, kw), self.stride, self.padding, self.dilation,
+                           out_size)
         out = columns @ weight.reshape(o, -1).T  # (N·OH·OW, O)
         return self.xp.ascontiguousarray(out.reshape(n, *out_size, o).transpose(0, 3, 1, 2))
 
@@ -88,23 +115,29 @@ class Conv2d(_Convolution):
 
 
 class Conv2dInputGradient(_Convolution):
-    """The transposed convolution: g (N, O, OH, OW) and weight (O, C, KH, KW) -> (N, C, H, W)
-    of `input_shape`, each output position's columns added back into the window it read."""
+    """The transposed convolution: g (N, O, OH, OW) and weight (O, C / groups, KH, KW) ->
+    (N, C, H, W) of `input_shape`, each output position's columns added back into the window
+    it read."""
 
     name = "conv2d_input_gradient"
     float_only = True
+    channels = (1, 0)  # the gradient's channels, the weight's outputs
 
     def forward(self, grad, weight, input_shape=(), stride=(1, 1), padding=(0, 0),
-                dilation=(1, 1)) -> Any:
-        self.geometry(stride, padding, dilation)
-        self.input_shape = tuple(input_shape)
+                dilation=(1, 1), groups=1) -> Any:
+        self.geometry(stride, padding, dilation, groups)
+        n, c, h, w = input_shape
+        self.group_shape = (n, c // groups, h, w)
+        return self.by_group(self._spread, grad, weight, axis=1)
+
+    def _spread(self, grad, weight) -> Any:
         xp = self.xp
-        n, c, h, w = self.input_shape
+        n, c, h, w = self.group_shape
         o, _, kh, kw = weight.shape
         oh, ow = grad.shape[2:]
         rows = grad.transpose(0, 2, 3, 1).reshape(-1, o)  # (N·OH·OW, O)
         columns = (rows @ weight.reshape(o, -1)).reshape(n, oh, ow, c, kh, kw)
-        (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+        (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
         padded = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=columns.dtype)
         for i in range(kh):  # one pass per kernel position, each over every window
             for j in range(kw):
@@ -121,19 +154,26 @@ class Conv2dInputGradient(_Convolution):
 
 
 class Conv2dWeightGradient(_Convolution):
-    """x (N, C, H, W) and g (N, O, OH, OW) -> the weight's gradient (O, C, KH, KW): the
-    incoming gradient times the im2col columns."""
+    """x (N, C, H, W) and g (N, O, OH, OW) -> the weight's gradient (O, C / groups, KH, KW):
+    the incoming gradient times the im2col columns."""
 
     name = "conv2d_weight_gradient"
     float_only = True
+    channels = (1, 1)  # x's channels, the gradient's
 
     def forward(self, x, grad, weight_shape=(), stride=(1, 1), padding=(0, 0),
-                dilation=(1, 1)) -> Any:
-        self.geometry(stride, padding, dilation)
+                dilation=(1, 1), groups=1) -> Any:
+        self.geometry(stride, padding, dilation, groups)
         o, c, kh, kw = weight_shape
-        columns = _columns(self.xp, x, (kh, kw), stride, padding, dilation, grad.shape[2:])
+        self.group_shape = (o // groups, c, kh, kw)
+        return self.by_group(self._correlate, x, grad, axis=0)
+
+    def _correlate(self, x, grad) -> Any:
+        o, _, kh, kw = self.group_shape
+        columns = _columns(self.xp, x, (kh, kw), self.stride, self.padding, self.dilation,
+                           grad.shape[2:])
         rows = grad.transpose(0, 2, 3, 1).reshape(-1, o)
-        return (rows.T @ columns).reshape(weight_shape)
+        return (rows.T @ columns).reshape(self.group_shape)
 
     def backward(self, grad_of_grad: Tensor) -> tuple[Tensor | None, ...]:
         x, grad = self.inputs
@@ -152,9 +192,21 @@ def _with_bias(out: Tensor, bias) -> Tensor:
     return out if bias is None else out + bias.reshape(1, -1, 1, 1)
 
 
-def conv2d_reference(x, weight, bias=None, stride=1, padding=0, dilation=1) -> np.ndarray:
-    """A direct sum over kernel positions (float64)."""
+def _block_diagonal(weight, groups, rows, columns) -> np.ndarray:
+    """A grouped weight as the ungrouped one it equals: its groups on the diagonal of a
+    (rows, columns, KH, KW) weight, zeros elsewhere."""
+    full = np.zeros((rows, columns) + weight.shape[2:], dtype=weight.dtype)
+    r, c = rows // groups, columns // groups
+    for g in range(groups):
+        full[g * r:(g + 1) * r, g * c:(g + 1) * c] = weight[g * r:(g + 1) * r]
+    return full
+
+
+def conv2d_reference(x, weight, bias=None, stride=1, padding=0, dilation=1,
+                     groups=1) -> np.ndarray:
+    """A direct sum over kernel positions (float64); groups as a block-diagonal weight."""
     stride, padding, dilation = (_pair("conv2d", v, "") for v in (stride, padding, dilation))
+    weight = _block_diagonal(weight, groups, weight.shape[0], x.shape[1])
     kh, kw = weight.shape[2:]
     padded = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
     oh = _output_size(x.shape[2], kh, stride[0], padding[0], dilation[0])
@@ -170,15 +222,15 @@ def conv2d_reference(x, weight, bias=None, stride=1, padding=0, dilation=1) -> n
 @op(functions=(Conv2d, Conv2dInputGradient, Conv2dWeightGradient, Add), namespace="F",
     reference=conv2d_reference, spec=InputSpec("conv2d"),
     summary="2-D convolution (cross-correlation) of images, im2col",
-    pytorch="`F.conv2d` (groups=1 only; padding a number or a pair, not 'same')")
+    pytorch="`F.conv2d` (padding a number or a pair, not 'same')")
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """x (N, C, H, W), weight (O, C, KH, KW), bias (O,) -> (N, O, OH, OW)."""
     _image("conv2d", x)
-    if groups != 1:
-        raise ValueError(f"conv2d: groups={groups} is not supported; only groups=1")
-    if weight.ndim != 4 or weight.shape[1] != x.shape[1]:
+    _check_groups("conv2d", x.shape[1], weight.shape[0], groups)
+    if weight.ndim != 4 or weight.shape[1] * groups != x.shape[1]:
         raise ShapeError(f"conv2d: a weight of shape {weight.shape} does not fit images of "
-                         f"shape {x.shape}: it must be (out_channels, {x.shape[1]}, KH, KW)")
+                         f"shape {x.shape} in {groups} group(s): it must be (out_channels, "
+                         f"{x.shape[1] // groups}, KH, KW)")
     stride, padding, dilation = (_pair("conv2d", v, what) for v, what in (
         (stride, "stride"), (padding, "padding"), (dilation, "dilation")))
     for axis in (0, 1):
@@ -187,15 +239,25 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> T
             raise ShapeError(f"conv2d: a kernel of shape {weight.shape[2:]} (dilation "
                              f"{dilation}) does not fit images of shape {x.shape[2:]} padded "
                              f"by {padding}")
-    out = Conv2d.apply(x, weight, stride=stride, padding=padding, dilation=dilation)
+    out = Conv2d.apply(x, weight, stride=stride, padding=padding, dilation=dilation,
+                       groups=groups)
     return _with_bias(out, bias)
 
 
+def _check_groups(name, in_channels, out_channels, groups) -> None:
+    if not isinstance(groups, int) or groups < 1 or in_channels % groups or \
+            out_channels % groups:
+        raise ValueError(f"{name}: groups={groups} must divide the input channels "
+                         f"({in_channels}) and the output channels ({out_channels})")
+
+
 def conv_transpose2d_reference(x, weight, bias=None, stride=1, padding=0, output_padding=0,
-                               dilation=1) -> np.ndarray:
-    """Each input pixel spreads weight · value over its window (float64)."""
+                               dilation=1, groups=1) -> np.ndarray:
+    """Each input pixel spreads weight · value over its window (float64); groups as a
+    block-diagonal weight."""
     stride, padding, output_padding, dilation = (
         _pair("conv_transpose2d", v, "") for v in (stride, padding, output_padding, dilation))
+    weight = _block_diagonal(weight, groups, weight.shape[0], weight.shape[1] * groups)
     n, _, h, w = x.shape
     _, c_out, kh, kw = weight.shape
     size = [(s - 1) * st - 2 * p + d * (k - 1) + op_ + 1 for s, st, p, d, k, op_ in zip(
@@ -213,18 +275,17 @@ def conv_transpose2d_reference(x, weight, bias=None, stride=1, padding=0, output
 @op(functions=(Conv2dInputGradient, Conv2d, Conv2dWeightGradient, Add), namespace="F",
     reference=conv_transpose2d_reference, spec=InputSpec("conv_transpose2d"),
     summary="2-D transposed convolution: conv2d's gradient for its input, as a layer",
-    pytorch="`F.conv_transpose2d` (groups=1 only; output_padding below the stride)")
+    pytorch="`F.conv_transpose2d` (output_padding below the stride)")
 def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0,
                      dilation=1, groups=1) -> Tensor:
     """x (N, C_in, H, W), weight (C_in, C_out, KH, KW), bias (C_out,) -> (N, C_out, H', W'),
     H' = (H - 1)·stride - 2·padding + dilation·(KH - 1) + output_padding + 1."""
     _image("conv_transpose2d", x)
-    if groups != 1:
-        raise ValueError(f"conv_transpose2d: groups={groups} is not supported; only groups=1")
     if weight.ndim != 4 or weight.shape[0] != x.shape[1]:
         raise ShapeError(f"conv_transpose2d: a weight of shape {weight.shape} does not fit "
-                         f"images of shape {x.shape}: it must be ({x.shape[1]}, out_channels, "
-                         "KH, KW)")
+                         f"images of shape {x.shape}: it must be ({x.shape[1]}, "
+                         "out_channels / groups, KH, KW)")
+    _check_groups("conv_transpose2d", x.shape[1], weight.shape[1] * groups, groups)
     stride, padding, output_padding, dilation = (
         _pair("conv_transpose2d", v, what) for v, what in (
             (stride, "stride"), (padding, "padding"), (output_padding, "output_padding"),
@@ -236,8 +297,8 @@ def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0
                          f"output_padding {output_padding}: the size must be positive and "
                          f"output_padding smaller than the stride {stride}")
     out = Conv2dInputGradient.apply(
-        x, weight, input_shape=(x.shape[0], weight.shape[1]) + size, stride=stride,
-        padding=padding, dilation=dilation)
+        x, weight, input_shape=(x.shape[0], weight.shape[1] * groups) + size, stride=stride,
+        padding=padding, dilation=dilation, groups=groups)
     return _with_bias(out, bias)
 
 
@@ -316,5 +377,5 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0) -> Tensor:
     ones = x.backend.xp.full((1, 1) + kernel, 1 / (kernel[0] * kernel[1]), dtype=x.dtype)
     weight = Tensor._make(ones, x.backend)
     out = Conv2d.apply(x.reshape(n * c, 1, h, w), weight, stride=stride, padding=padding,
-                       dilation=(1, 1))
+                       dilation=(1, 1), groups=1)
     return out.reshape(n, c, *out.shape[2:])

@@ -512,12 +512,14 @@ def _pairs(value):
 @st.composite
 def conv2d(draw, spec):
     kernel, stride, padding, dilation = draw(_convolution_geometry())
+    groups = draw(st.sampled_from([1, 2]))
     n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
     needed = [max(1, dilation * (k - 1) + 1 - 2 * p) for k, p in zip(kernel, _pairs(padding))]
     size = tuple(draw(st.integers(n, max(n, 4))) for n in needed)
-    bias = draw(_optional(st.just(Slot((o,)))))
-    return ((Slot((n, c) + size), Slot((o, c) + kernel)),
-            {"bias": bias, "stride": stride, "padding": padding, "dilation": dilation})
+    bias = draw(_optional(st.just(Slot((o * groups,)))))
+    return ((Slot((n, c * groups) + size), Slot((o * groups, c) + kernel)),
+            {"bias": bias, "stride": stride, "padding": padding, "dilation": dilation,
+             "groups": groups})
 
 
 @st.composite
@@ -529,10 +531,11 @@ def conv_transpose2d(draw, spec):
     fits = all((n - 1) * s - 2 * p + dilation * (k - 1) + 1 >= 1 for n, s, p, k in zip(
         size, _pairs(stride), _pairs(padding), kernel))
     padding = padding if fits else 0
-    bias = draw(_optional(st.just(Slot((o,)))))
-    return ((Slot((n, c) + size), Slot((c, o) + kernel)),
+    groups = draw(st.sampled_from([1, 2]))
+    bias = draw(_optional(st.just(Slot((o * groups,)))))
+    return ((Slot((n, c * groups) + size), Slot((c * groups, o) + kernel)),
             {"bias": bias, "stride": stride, "padding": padding, "output_padding": extra,
-             "dilation": dilation})
+             "dilation": dilation, "groups": groups})
 
 
 @st.composite

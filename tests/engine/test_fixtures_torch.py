@@ -102,6 +102,9 @@ CASES.update({
         q, k, v, attn_mask=bias, scale=0.3),
     "attention_causal_gqa": lambda q, k, v: F.scaled_dot_product_attention(
         q, k, v, is_causal=True, enable_gqa=True),
+    "conv2d_groups": lambda x, w: F.conv2d(x, w, stride=2, padding=(1, 0), groups=2),
+    "conv_transpose2d_groups": lambda x, w: F.conv_transpose2d(x, w, stride=(2, 1), dilation=2,
+                                                               groups=2),
     "interpolate_nearest": lambda x: F.interpolate(x, size=(5, 3), mode="nearest"),
     "interpolate_bilinear": lambda x: F.interpolate(x, scale_factor=(1.5, 2.0),
                                                     mode="bilinear"),
