@@ -56,6 +56,8 @@ class _Convolution(Function):
     """The geometry shared by the three ops: stride, padding, dilation (pairs) and groups
     (channels split into `groups` convolutions side by side: one pass each, joined)."""
 
+    channels: tuple[int, int]  # the axes of the two inputs that `groups` cuts
+
     def geometry(self, stride, padding, dilation, groups) -> None:
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
 
