@@ -12,7 +12,21 @@ __version__ = "0.1.0"
 from . import creation, errors, nn, ops, optim, testing, viz  # importing them declares the ops
 from .autograd import Function, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
 from .backend import default_device, set_default_device
-from .creation import arange, full, ones, ones_like, rand, randn, zeros, zeros_like
+from .creation import (
+    arange,
+    empty,
+    eye,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    randint,
+    randn,
+    zeros,
+    zeros_like,
+)
 from .gradcheck import gradcheck, gradgradcheck
 from .ops.functions import *  # noqa: F403  mg.add, mg.exp, mg.sum, ..., mg.tril: the ops
 from .ops.registry import InputSpec, op

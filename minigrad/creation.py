@@ -1,4 +1,5 @@
-"""Tensors made from nothing: zeros, ones, full, random draws, ranges, triangles."""
+"""Tensors made from nothing: zeros, ones, full, empty, eye, random draws (randint among
+them), ranges (linspace among them), triangles."""
 
 from __future__ import annotations
 
@@ -71,6 +72,45 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
         dtype = np.int64 if integral else get_default_dtype()
     backend = get_backend(device)
     return Tensor._make(backend.xp.arange(start, stop, step, dtype=dtype), backend)
+
+
+def empty(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of `shape` whose values are not to be read before they are written (zeros
+    here, so that nothing uninitialized is ever seen)."""
+    return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(x, value, dtype=None, requires_grad=False) -> Tensor:
+    return full(x.shape, value, dtype=dtype or x.dtype, device=x.device,
+                requires_grad=requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The n x m identity (m = n unless given)."""
+    backend = get_backend(device)
+    array = backend.xp.eye(n, n if m is None else m, dtype=dtype or get_default_dtype())
+    return _make(array, backend, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """`steps` evenly spaced values from start to end, both included (PyTorch's and NumPy's)."""
+    backend = get_backend(device)
+    array = backend.xp.linspace(start, end, steps, dtype=dtype or get_default_dtype())
+    return _make(array, backend, requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
+    """Integers drawn uniformly from [low, high) (`randint(high, size)`: from [0, high)) by the
+    device's seeded generator; int64 unless `dtype` says otherwise."""
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise ValueError(f"randint: high ({high}) must be larger than low ({low})")
+    backend = get_backend(device)
+    shape = (size,) if isinstance(size, int) else tuple(size)
+    uniform = backend.generator.uniform(shape, np.dtype(np.float64))
+    drawn = backend.xp.floor(low + uniform * (high - low)).clip(low, high - 1)
+    return Tensor._make(drawn.astype(dtype or np.int64), backend)
 
 
 def _triangle(x, k, upper):

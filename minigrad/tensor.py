@@ -221,9 +221,6 @@ class Tensor(TensorMethods):
         """The last two axes swapped (NumPy 2's ndarray.mT): Kᵀ for a batch of K."""
         return self.swapaxes(-1, -2)
 
-    def flatten(self) -> Tensor:
-        return self.reshape(-1)
-
 
 Operand = Tensor | float | np.ndarray | np.generic  # what an op of several inputs takes
 

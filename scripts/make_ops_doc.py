@@ -10,6 +10,7 @@ an op, take its lines out of them by hand first.
 
 import argparse
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -31,11 +32,22 @@ METHODS = ROOT / "minigrad" / "tensor_methods.py"
 # The table's sections: the module an op is declared in.
 SECTIONS = {
     "minigrad.ops.elementwise": "Elementwise",
+    "minigrad.ops.exponential": "Elementwise",
+    "minigrad.ops.rounding": "Elementwise",
+    "minigrad.ops.trigonometric": "Elementwise",
     "minigrad.creation": "Elementwise",
     "minigrad.ops.reduce": "Reductions",
+    "minigrad.ops.cumulative": "Cumulative",
+    "minigrad.ops.sorting": "Sorting",
     "minigrad.ops.linalg": "Products",
     "minigrad.ops.shape": "Shape",
     "minigrad.ops.indexing": "Indexing",
+    "minigrad.ops.gather": "Indexing",
+    "minigrad.ops.activations": "Activations (minigrad.nn.functional as F)",
+    "minigrad.ops.padding": "Shape",
+    "minigrad.ops.convolution": "Convolution and pooling (minigrad.nn.functional as F)",
+    "minigrad.ops.resampling": "Convolution and pooling (minigrad.nn.functional as F)",
+    "minigrad.ops.losses": "Losses (minigrad.nn.functional as F)",
     "minigrad.nn.functional": "Fused neural-network ops (minigrad.nn.functional as F)",
     "minigrad.ops.compare": "Without gradient",
 }
@@ -69,7 +81,8 @@ OPERATOR_SYMBOLS = {
     "__pow__": "a ** b", "__matmul__": "a @ b", "__neg__": "-x", "__eq__": "a == b",
     "__ne__": "a != b", "__lt__": "a < b", "__le__": "a <= b", "__gt__": "a > b",
     "__ge__": "a >= b", "__and__": "a & b", "__or__": "a \\| b", "__invert__": "~x",
-    "__getitem__": "x[index]",
+    "__getitem__": "x[index]", "__mod__": "a % b", "__floordiv__": "a // b",
+    "__xor__": "a ^ b", "__lshift__": "a << b", "__rshift__": "a >> b",
 }
 
 
@@ -117,6 +130,8 @@ def ops_markdown():
         "Each op is checked by the generated tests in `tests/engine/test_ops_generated.py`:",
         "values against the NumPy reference, gradients and gradients of gradients against",
         "finite differences (float64, random upstream gradients), dtypes, unmodified inputs.",
+        "The PyTorch column names each op's counterpart and, in brackets, where the two "
+        "differ (a bare name: alike).",
         "Adding an op: [extending.md](extending.md).",
     ]
     public = [op for op in ops() if not op.internal]
@@ -125,13 +140,15 @@ def ops_markdown():
         if not rows:
             continue
         lines += ["", f"## {section}", "",
-                  "| op | call | on Tensor | summary | Function classes | inputs | flags |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| op | call | on Tensor | summary | PyTorch | Function classes | inputs | "
+                  "flags |",
+                  "|---|---|---|---|---|---|---|---|"]
         for op in rows:
             classes = ", ".join(fn.__name__ for fn in op.functions) or "-"
             summary = op.summary.replace("|", "\\|")
+            pytorch = (op.pytorch or f"`torch.{op.name}`").replace("|", "\\|")
             lines.append(f"| {op.name} | `{call_text(op)}` | {on_tensor(op)} | {summary} | "
-                         f"{classes} | {_inputs(op.spec)} | {_flags(op)} |")
+                         f"{pytorch} | {classes} | {_inputs(op.spec)} | {_flags(op)} |")
     used = {op.spec.rule for op in public}
     lines += ["", "## Shape rules", "", "| rule | inputs |", "|---|---|"]
     lines += [f"| {rule} | {text} |" for rule, text in SHAPE_RULES.items() if rule in used]
@@ -207,6 +224,13 @@ def _relative(module):
     return ".." + module[len("minigrad."):]
 
 
+def _isort_key(name):
+    """isort's order of imported names: classes first, numbers within names by value (Log2
+    before Log10)."""
+    return (not name[0].isupper(), [int(part) if part.isdigit() else part
+                                    for part in re.split(r"(\d+)", name)])
+
+
 def functions_source():
     """minigrad/ops/functions.py: a function for each op declared on its class, and the `mg`
     namespace (`__all__`): those functions and the ops declared on functions."""
@@ -240,7 +264,7 @@ def functions_source():
     used = set(exported) | {"tensor_methods", "Operand", "Tensor"} | {
         entry.functions[0].__name__ for entry in ops() if entry.function is None}
     for module in sorted(imports):  # as isort: `..` before `.`
-        names = sorted(imports[module], key=lambda n: (not n[0].isupper(), n))
+        names = sorted(imports[module], key=_isort_key)
         lines += [f"from {module} import (",
                   *(f"    {name}," + ("" if name in used else "  # noqa: F401  (a Tensor method's)")
                     for name in names), ")"]

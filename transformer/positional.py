@@ -16,16 +16,15 @@ def sinusoidal_encoding(max_len, d_model, interleaved=True) -> np.ndarray:
     `interleaved=False` puts all the sines first, then all the cosines, with the same
     frequencies (the layout of the Illustrated Transformer's figure; tensor2tensor's
     `get_timing_signal_1d` spaces its frequencies slightly differently, 1/10000^(i/(d/2-1)))."""
-    positions = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
-    frequencies = 1.0 / 10000 ** (np.arange(0, d_model, 2, dtype=np.float64) / d_model)
+    positions = mg.arange(max_len, dtype="float64").reshape(max_len, 1)
+    frequencies = 1.0 / 10000 ** (mg.arange(0, d_model, 2, dtype="float64") / d_model)
     angles = positions * frequencies  # (max_len, d_model / 2)
-    table = np.empty((max_len, d_model), dtype=np.float64)
-    if interleaved:
-        table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    sines, cosines = mg.sin(angles), mg.cos(angles)
+    if interleaved:  # sin, cos, sin, cos, ...
+        table = mg.stack([sines, cosines], axis=-1).reshape(max_len, d_model)
     else:
-        half = d_model // 2
-        table[:, :half], table[:, half:] = np.sin(angles), np.cos(angles)
-    return table.astype(np.float32)
+        table = mg.concatenate([sines, cosines], axis=-1)
+    return table.numpy().astype(np.float32)
 
 
 class PositionalEncoding(nn.Module):

@@ -2,4 +2,23 @@
 (`registry.py`). Importing this package imports every op module, so declares their ops (the
 fused ones are declared in `minigrad.nn.functional`, `tril`/`triu` in `minigrad.creation`)."""
 
-from . import compare, elementwise, indexing, linalg, nn, reduce, shape
+from . import (
+    activations,
+    compare,
+    convolution,
+    cumulative,
+    elementwise,
+    exponential,
+    gather,
+    indexing,
+    linalg,
+    losses,
+    nn,
+    padding,
+    reduce,
+    resampling,
+    rounding,
+    shape,
+    sorting,
+    trigonometric,
+)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
 from ..autograd import Function, is_grad_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
-from ..tensor import Tensor
+from ..tensor import Operand, Tensor, ensure_tensor, get_default_dtype
 from .broadcasting import broadcast_shape
 from .references import erf_reference, masked_fill_reference
 from .registry import InputSpec, op
@@ -76,12 +77,14 @@ class Divide(BinaryFunction):
 
 
 @op(reference=np.power, spec=InputSpec("elementwise", low=0.5, high=2.0), summary="a ** b",
-    operators=("__pow__", "__rpow__"))
+    operators=("__pow__", "__rpow__"), pytorch="`torch.pow`")
 class Power(BinaryFunction):
-    """a ** b; the gradient for b is asked only where b requires grad (it needs log a)."""
+    """a ** b; the gradient for b is asked only where b requires grad (it needs log a). As
+    PyTorch's, the gradient for a is 0 where b = 0 and the one for b is 0 where a = 0 and
+    b >= 0 (not the NaN or -inf of the formulas there). Integers to integer powers stay
+    integers (negative powers refused, as NumPy and PyTorch do)."""
 
     name = "power"
-    float_only = True
     needs_output = True
 
     def forward(self, a, b) -> Any:
@@ -89,9 +92,28 @@ class Power(BinaryFunction):
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         a, b = self.inputs
-        grad_a = grad * b * a ** (b - 1) if a.requires_grad else None
-        grad_b = grad * self.output() * a.log() if b.requires_grad else None
+        xp = self.xp
+        grad_a = grad_b = None
+        with _quiet_power(xp):
+            if a.requires_grad:
+                grad_a = grad * self._zero_where(b.data == 0, b * a ** (b - 1))
+            if b.requires_grad:
+                at_zero = (a.data == 0) & (b.data >= 0)
+                grad_b = grad * self._zero_where(at_zero, self.output() * a.log())
         return grad_a, grad_b
+
+    def _zero_where(self, condition, value: Tensor) -> Tensor:
+        """value with 0 where `condition` (an array) holds; on the CPU, where nothing is masked
+        (the common case), the formula as it is (a GPU would wait for the test)."""
+        if self.backend.activate is None and not condition.any():
+            return value
+        return Where.apply(0.0, value, condition=condition)
+
+
+def _quiet_power(xp):
+    """Silence NumPy's warnings for 0 ** -1 and log 0 (masked right after)."""
+    errstate = getattr(xp, "errstate", None)
+    return errstate(divide="ignore", invalid="ignore") if errstate else nullcontext()
 
 
 class _PairExtremum(BinaryFunction):
@@ -297,7 +319,8 @@ class Erf(Function):
 @op(reference=lambda x, min=None, max=None: x if min is None and max is None
     else np.clip(x, min, max), method=True,
     spec=InputSpec("unary", kinks=(-1.0, 1.0), options={"min": (None, -1.0), "max": (None, 1.0)}),
-    summary="x limited to [min, max]")
+    summary="x limited to [min, max]",
+    pytorch="`torch.clamp`")
 class Clip(Function):
     """Values limited to [low, high]; the gradient passes where the value was inside."""
 
@@ -388,22 +411,44 @@ def mask_array(name, mask, like) -> Any:
 @op(functions=(Where,), reference=np.where, spec=InputSpec("where"),
     summary="a where the condition is True, else b")
 def where(condition, a, b) -> Tensor:
-    """a where condition is True, else b (NumPy's where; a and b may be scalars)."""
+    """a where condition is True, else b (NumPy's where; a and b may be numbers: both numbers
+    give a tensor on the condition's device, floats in the default float dtype)."""
     like = a if isinstance(a, Tensor) else b
     if not isinstance(like, Tensor):
-        raise TypeError("where: a or b must be a Tensor")
+        if not isinstance(condition, Tensor):
+            raise TypeError("where: the condition, a or b must be a Tensor")
+        dtype = get_default_dtype() if isinstance(a, float) or isinstance(b, float) \
+            else np.result_type(a, b)
+        like = Tensor._make(condition.backend.xp.asarray(a, dtype=dtype), condition.backend)
+        a = like
     return Where.apply(a, b, condition=mask_array("where", condition, like))
+
+
+@op(functions=(Add, Multiply, Subtract), reference=lambda start, end, weight: start + weight * (
+    end - start), spec=InputSpec("ternary"), method=True,
+    summary="start + weight · (end - start)",
+    pytorch="`torch.lerp` (`input` is `start` here)")
+def lerp(start: Operand, end: Operand, weight: Operand) -> Tensor:
+    """PyTorch's lerp (`input`, `end`, `weight`): any of them a number or an array beside a
+    tensor."""
+    like = next((v for v in (start, end, weight) if isinstance(v, Tensor)), None)
+    if like is None:
+        raise TypeError("lerp: start, end or weight must be a Tensor")
+    start, end, weight = (ensure_tensor(v, like) for v in (start, end, weight))
+    return start + weight * (end - start)
 
 
 @op(functions=(MaskedFill,), reference=masked_fill_reference, method=True,
     spec=InputSpec("masked_fill", options={"value": (0.0, -1.5)}),
-    summary="value where the mask is True (True = masked out)")
+    summary="value where the mask is True (True = masked out)",
+    pytorch="`Tensor.masked_fill`")
 def masked_fill(x, mask, value) -> Tensor:
     return MaskedFill.apply(x, mask=mask_array("masked_fill", mask, x), value=value)
 
 
 @op(functions=(AsType,), reference=lambda x, dtype: x.astype(dtype), namespace=None, method=True,
-    spec=InputSpec("unary", options={"dtype": ("float32",)}), summary="a change of dtype", eps=0.1)
+    spec=InputSpec("unary", options={"dtype": ("float32",)}), summary="a change of dtype", eps=0.1,
+    pytorch="`Tensor.to(dtype)`")
 def astype(x, dtype) -> Tensor:
     dtype = np.dtype(dtype)
     if dtype == x.dtype:

@@ -17,20 +17,50 @@ from ..tensor import (
     Operand,
     Tensor,
 )
+from .activations import (
+    Celu,
+    Elu,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyRelu,
+    Logsigmoid,
+    Mish,
+    Relu6,
+    Selu,
+    Silu,
+    Softplus,
+    Softsign,
+)
 from .compare import (
     all,
     any,
     argmax,
+    argmin,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_right_shift,
+    bitwise_xor,
     equal,
     greater,
     greater_equal,
+    isclose,
     isfinite,
+    isinf,
+    isnan,
     less,
     less_equal,
     logical_and,
     logical_not,
     logical_or,
     not_equal,
+)
+from .cumulative import (
+    Cumprod,
+    Cumsum,
+    LogCumSumExp,
+    cummax,
+    cummin,
 )
 from .elementwise import (
     Abs,
@@ -53,8 +83,28 @@ from .elementwise import (
     Tanh,
     TanhBackward,
     astype,  # noqa: F401  (a Tensor method's)
+    lerp,
     masked_fill,
     where,
+)
+from .exponential import (
+    Exp2,
+    Expm1,
+    Log1p,
+    Log2,
+    Log10,
+    LogAddExp,
+    Rsqrt,
+)
+from .gather import (
+    diag,
+    diagonal,
+    gather,
+    masked_select,
+    nonzero,
+    scatter,
+    scatter_add,
+    scatter_reduce,
 )
 from .indexing import (
     getitem,  # noqa: F401  (a Tensor method's)
@@ -62,6 +112,7 @@ from .indexing import (
     topk,
 )
 from .linalg import (
+    einsum,
     matmul,
 )
 from .nn import (
@@ -72,44 +123,66 @@ from .reduce import (
     Max,
     Mean,
     Min,
+    Prod,
+    Std,
     Sum,
     Var,
+    std_mean,
+)
+from .rounding import (
+    Ceil,
+    CopySign,
+    Floor,
+    FloorDivide,
+    Fmod,
+    Remainder,
+    Round,
+    Sign,
+    Trunc,
+    div,
 )
 from .shape import (
+    Flip,
     ToDevice,
     broadcast_to,
     concatenate,
     expand_dims,
+    flatten,
+    meshgrid,
+    repeat,
+    repeat_interleave,
+    repeat_method,  # noqa: F401  (a Tensor method's)
     reshape,
     reshape_method,  # noqa: F401  (a Tensor method's)
+    roll,
     split,
     squeeze,
     stack,
     swapaxes,
     transpose,
     transpose_method,  # noqa: F401  (a Tensor method's)
+    unflatten,
+    unfold,
+)
+from .sorting import (
+    argsort,
+    sort,
+)
+from .trigonometric import (
+    Acos,
+    Acosh,
+    Asin,
+    Asinh,
+    Atan,
+    Atanh,
+    Cos,
+    Cosh,
+    Sin,
+    Sinh,
+    Tan,
 )
 
 __all__ = [
-    "sum",
-    "mean",
-    "var",
-    "max",
-    "min",
-    "logsumexp",
-    "equal",
-    "not_equal",
-    "less",
-    "less_equal",
-    "greater",
-    "greater_equal",
-    "logical_and",
-    "logical_or",
-    "logical_not",
-    "isfinite",
-    "argmax",
-    "any",
-    "all",
     "add",
     "subtract",
     "multiply",
@@ -128,9 +201,41 @@ __all__ = [
     "erf",
     "clip",
     "where",
+    "lerp",
     "masked_fill",
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "std_mean",
+    "prod",
+    "max",
+    "min",
+    "logsumexp",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "logical_not",
+    "bitwise_not",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "isclose",
+    "argmax",
+    "argmin",
+    "any",
+    "all",
     "index_add",
     "topk",
+    "flip",
     "reshape",
     "transpose",
     "swapaxes",
@@ -140,40 +245,126 @@ __all__ = [
     "concatenate",
     "stack",
     "split",
+    "flatten",
+    "unflatten",
+    "repeat",
+    "repeat_interleave",
+    "roll",
+    "meshgrid",
+    "unfold",
+    "cumsum",
+    "cumprod",
+    "cummax",
+    "cummin",
+    "logcumsumexp",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "exp2",
+    "rsqrt",
+    "logaddexp",
+    "gather",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "masked_select",
+    "nonzero",
+    "diagonal",
+    "diag",
     "matmul",
+    "einsum",
+    "sign",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "copysign",
+    "fmod",
+    "remainder",
+    "floor_divide",
+    "div",
+    "sort",
+    "argsort",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
     "tril",
     "triu",
 ]
 
 
-def sum(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """sum over axes"""
-    return Sum.apply(x, axis=axis, keepdims=keepdims)
+def leaky_relu(x: Tensor, negative_slope=0.01) -> Tensor:
+    """x where x > 0, else negative_slope · x"""
+    return LeakyRelu.apply(x, negative_slope=negative_slope)
 
 
-def mean(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """mean over axes"""
-    return Mean.apply(x, axis=axis, keepdims=keepdims)
+def elu(x: Tensor, alpha=1.0) -> Tensor:
+    """x where x > 0, else alpha · (e ** x - 1)"""
+    return Elu.apply(x, alpha=alpha)
 
 
-def var(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """Population variance (ddof=0), two passes: mean first, then mean squared deviation."""
-    return Var.apply(x, axis=axis, keepdims=keepdims)
+def celu(x: Tensor, alpha=1.0) -> Tensor:
+    """max(0, x) + min(0, alpha · (e ** (x / alpha) - 1))"""
+    return Celu.apply(x, alpha=alpha)
 
 
-def max(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """largest value over axes; ties split the gradient"""
-    return Max.apply(x, axis=axis, keepdims=keepdims)
+def selu(x: Tensor) -> Tensor:
+    """scale · elu(x, alpha), self-normalizing"""
+    return Selu.apply(x)
 
 
-def min(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """smallest value over axes; ties split the gradient"""
-    return Min.apply(x, axis=axis, keepdims=keepdims)
+def silu(x: Tensor) -> Tensor:
+    """x · sigmoid(x) (swish)"""
+    return Silu.apply(x)
 
 
-def logsumexp(x: Tensor, axis=None, keepdims=False) -> Tensor:
-    """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
-    return LogSumExp.apply(x, axis=axis, keepdims=keepdims)
+def mish(x: Tensor) -> Tensor:
+    """x · tanh(softplus(x))"""
+    return Mish.apply(x)
+
+
+def softplus(x: Tensor, beta=1.0, threshold=20.0) -> Tensor:
+    """log(1 + e ** (beta · x)) / beta, x itself past the threshold"""
+    return Softplus.apply(x, beta=beta, threshold=threshold)
+
+
+def softsign(x: Tensor) -> Tensor:
+    """x / (1 + |x|)"""
+    return Softsign.apply(x)
+
+
+def hardsigmoid(x: Tensor) -> Tensor:
+    """clip(x / 6 + 1/2, 0, 1)"""
+    return Hardsigmoid.apply(x)
+
+
+def hardswish(x: Tensor) -> Tensor:
+    """x · clip(x + 3, 0, 6) / 6"""
+    return Hardswish.apply(x)
+
+
+def hardtanh(x: Tensor, min_val=-1.0, max_val=1.0) -> Tensor:
+    """x limited to [min_val, max_val]"""
+    return Hardtanh.apply(x, min_val=min_val, max_val=max_val)
+
+
+def relu6(x: Tensor) -> Tensor:
+    """min(max(x, 0), 6)"""
+    return Relu6.apply(x)
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    """log(sigmoid(x)), without overflow"""
+    return Logsigmoid.apply(x)
 
 
 def add(a: Operand, b: Operand) -> Tensor:
@@ -197,7 +388,11 @@ def divide(a: Operand, b: Operand) -> Tensor:
 
 
 def power(a: Operand, b: Operand) -> Tensor:
-    """a ** b; the gradient for b is asked only where b requires grad (it needs log a)."""
+    """a ** b; the gradient for b is asked only where b requires grad (it needs log a). As
+    PyTorch's, the gradient for a is 0 where b = 0 and the one for b is 0 where a = 0 and
+    b >= 0 (not the NaN or -inf of the formulas there). Integers to integer powers stay
+    integers (negative powers refused, as NumPy and PyTorch do).
+    """
     return Power.apply(a, b)
 
 
@@ -275,9 +470,116 @@ def clip(x: Tensor, min=None, max=None) -> Tensor:
     return Clip.apply(x, min=min, max=max)
 
 
+def sum(x: Tensor, axis=None, keepdims=False, dtype=None) -> Tensor:
+    """The sum over axes; `dtype` the accumulator's and the result's (NumPy's and PyTorch's:
+    int32 summed as int64, float32 as float64), the gradient back in the input's dtype.
+    """
+    return Sum.apply(x, axis=axis, keepdims=keepdims, dtype=dtype)
+
+
+def mean(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """mean over axes"""
+    return Mean.apply(x, axis=axis, keepdims=keepdims)
+
+
+def var(x: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
+    """Variance: the mean squared deviation with N - correction as the divisor (correction=0:
+    the population variance, NumPy's default; 1: the unbiased one, PyTorch's default); two
+    passes: mean first, then the squared deviations.
+    """
+    return Var.apply(x, axis=axis, keepdims=keepdims, correction=correction)
+
+
+def std(x: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
+    """sqrt of the variance with divisor N - correction (see var)."""
+    return Std.apply(x, axis=axis, keepdims=keepdims, correction=correction)
+
+
+def prod(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """The product over axes. Its gradient, the product of the other elements, is
+    output / x where no element is 0 (differentiable again); where one is, it is computed
+    on the arrays from prefix and suffix products (first derivatives only).
+    """
+    return Prod.apply(x, axis=axis, keepdims=keepdims)
+
+
+def max(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """largest value over axes; ties split the gradient"""
+    return Max.apply(x, axis=axis, keepdims=keepdims)
+
+
+def min(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """smallest value over axes; ties split the gradient"""
+    return Min.apply(x, axis=axis, keepdims=keepdims)
+
+
+def logsumexp(x: Tensor, axis=None, keepdims=False) -> Tensor:
+    """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
+    return LogSumExp.apply(x, axis=axis, keepdims=keepdims)
+
+
+def flip(x: Tensor, axis=None) -> Tensor:
+    """the order of elements reversed along axes (all: None)"""
+    return Flip.apply(x, axis=axis)
+
+
 def to_device(x: Tensor, device=None) -> Tensor:
     """A copy to another device: the one op whose output lives elsewhere than its input."""
     return ToDevice.apply(x, device=device)
+
+
+def cumsum(x: Tensor, axis=-1) -> Tensor:
+    """running sums along an axis"""
+    return Cumsum.apply(x, axis=axis)
+
+
+def cumprod(x: Tensor, axis=-1) -> Tensor:
+    """Running products; the gradient sum_{j >= i} grad_j · out_j / x_i (x nonzero)."""
+    return Cumprod.apply(x, axis=axis)
+
+
+def logcumsumexp(x: Tensor, axis=-1) -> Tensor:
+    """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
+    -inf). The gradient, sum over j >= i of grad_j · exp(x_i - out_j), is taken over every pair
+    (i, j) of the axis, each exponent <= 0, so it is exact on any range (memory: the axis's
+    length squared per row).
+    """
+    return LogCumSumExp.apply(x, axis=axis)
+
+
+def log2(x: Tensor) -> Tensor:
+    """base-2 logarithm"""
+    return Log2.apply(x)
+
+
+def log10(x: Tensor) -> Tensor:
+    """base-10 logarithm"""
+    return Log10.apply(x)
+
+
+def log1p(x: Tensor) -> Tensor:
+    """log(1 + x), accurate near 0"""
+    return Log1p.apply(x)
+
+
+def expm1(x: Tensor) -> Tensor:
+    """e ** x - 1, accurate near 0"""
+    return Expm1.apply(x)
+
+
+def exp2(x: Tensor) -> Tensor:
+    """2 ** x"""
+    return Exp2.apply(x)
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    """1 / sqrt(x)"""
+    return Rsqrt.apply(x)
+
+
+def logaddexp(a: Operand, b: Operand) -> Tensor:
+    """log(e^a + e^b) as max(a, b) + log1p(e^-|a - b|): no overflow; two -inf give -inf."""
+    return LogAddExp.apply(a, b)
 
 
 def layer_norm_input_gradient(g: Operand, normalized: Operand, rstd: Operand, n_axes=1) -> Tensor:
@@ -286,6 +588,106 @@ def layer_norm_input_gradient(g: Operand, normalized: Operand, rstd: Operand, n_
     the rows where the Tensor ops took eleven). Differentiable again.
     """
     return LayerNormInputGradient.apply(g, normalized, rstd, n_axes=n_axes)
+
+
+def sign(x: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of x; zero gradient"""
+    return Sign.apply(x)
+
+
+def floor(x: Tensor) -> Tensor:
+    """largest integer <= x; zero gradient"""
+    return Floor.apply(x)
+
+
+def ceil(x: Tensor) -> Tensor:
+    """smallest integer >= x; zero gradient"""
+    return Ceil.apply(x)
+
+
+def trunc(x: Tensor) -> Tensor:
+    """x rounded toward 0; zero gradient"""
+    return Trunc.apply(x)
+
+
+def round(x: Tensor, decimals=0) -> Tensor:
+    """x rounded to `decimals` places, halves to even; zero gradient"""
+    return Round.apply(x, decimals=decimals)
+
+
+def copysign(a: Operand, b: Operand) -> Tensor:
+    """|a| with the sign of b"""
+    return CopySign.apply(a, b)
+
+
+def fmod(a: Operand, b: Operand) -> Tensor:
+    """a - trunc(a / b) · b: the remainder with a's sign (C's fmod)"""
+    return Fmod.apply(a, b)
+
+
+def remainder(a: Operand, b: Operand) -> Tensor:
+    """a - floor(a / b) · b: the remainder with b's sign (Python's %)"""
+    return Remainder.apply(a, b)
+
+
+def floor_divide(a: Operand, b: Operand) -> Tensor:
+    """floor(a / b) (Python's //); zero gradient"""
+    return FloorDivide.apply(a, b)
+
+
+def sin(x: Tensor) -> Tensor:
+    """sine"""
+    return Sin.apply(x)
+
+
+def cos(x: Tensor) -> Tensor:
+    """cosine"""
+    return Cos.apply(x)
+
+
+def tan(x: Tensor) -> Tensor:
+    """tangent"""
+    return Tan.apply(x)
+
+
+def asin(x: Tensor) -> Tensor:
+    """inverse sine"""
+    return Asin.apply(x)
+
+
+def acos(x: Tensor) -> Tensor:
+    """inverse cosine"""
+    return Acos.apply(x)
+
+
+def atan(x: Tensor) -> Tensor:
+    """inverse tangent"""
+    return Atan.apply(x)
+
+
+def sinh(x: Tensor) -> Tensor:
+    """hyperbolic sine"""
+    return Sinh.apply(x)
+
+
+def cosh(x: Tensor) -> Tensor:
+    """hyperbolic cosine"""
+    return Cosh.apply(x)
+
+
+def asinh(x: Tensor) -> Tensor:
+    """inverse hyperbolic sine"""
+    return Asinh.apply(x)
+
+
+def acosh(x: Tensor) -> Tensor:
+    """inverse hyperbolic cosine"""
+    return Acosh.apply(x)
+
+
+def atanh(x: Tensor) -> Tensor:
+    """inverse hyperbolic tangent"""
+    return Atanh.apply(x)
 
 
 tensor_methods.bind(sys.modules[__name__])  # Tensor's methods call these

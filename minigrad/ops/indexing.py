@@ -109,33 +109,39 @@ class IndexAdd(Function):
 
 @op(functions=(GetItem, IndexAdd), reference=operator.getitem, spec=InputSpec("index"),
     namespace=None, operators=("__getitem__",),
-    summary="x[index]; repeated indices accumulate in the gradient")
+    summary="x[index]; repeated indices accumulate in the gradient",
+    pytorch="`x[index]`")
 def getitem(x, index) -> Tensor:
     return GetItem.apply(x, index=_normalize_index(index, x.backend, x.shape))
 
 
 @op(functions=(IndexAdd, GetItem), reference=index_add_reference, spec=InputSpec("index_add"),
-    summary="zeros(shape) with values summed in at index (deterministic)")
+    summary="zeros(shape) with values summed in at index (deterministic)",
+    pytorch="`zeros(shape).index_put_(index, values, accumulate=True)`")
 def index_add(values, index, shape) -> Tensor:
     """The transpose of getitem: an array of `shape` with `values` summed in at `index`."""
     return IndexAdd.apply(values, index=_normalize_index(index, values.backend, shape),
                           shape=tuple(shape))
 
 
-@op(functions=(GetItem,), reference=topk_reference, spec=InputSpec("topk", distinct=True),
-    summary="the k largest values (differentiable), their indices")
-def topk(x, k, axis=-1) -> tuple[Tensor, Tensor]:
-    """The k largest values along `axis`, largest first, and their int64 indices.
+@op(functions=(GetItem,), reference=topk_reference,
+    spec=InputSpec("topk", distinct=True, options={"largest": (True, False)}),
+    summary="the k largest (or smallest) values (differentiable), their indices",
+    pytorch="`torch.topk` (`dim`; always sorted)")
+def topk(x, k, axis=-1, largest=True) -> tuple[Tensor, Tensor]:
+    """The k largest values along `axis`, largest first (`largest=False`: the k smallest,
+    smallest first), and their int64 indices.
 
     The values are differentiable (a getitem of x); the indices are not."""
     xp = x.backend.xp
     axis = axis % x.ndim
     if not 1 <= k <= x.shape[axis]:
         raise ShapeError(f"topk: k={k} for an axis of length {x.shape[axis]} (shape {x.shape})")
+    key = -x.data if largest else x.data
     # argpartition finds the k largest in linear time; only those k are then sorted
-    candidates = xp.argpartition(-x.data, k - 1, axis=axis)
+    candidates = xp.argpartition(key, k - 1, axis=axis)
     candidates = xp.take(candidates, xp.arange(k), axis=axis)
-    order = xp.argsort(-xp.take_along_axis(x.data, candidates, axis=axis), axis=axis)
+    order = xp.argsort(xp.take_along_axis(key, candidates, axis=axis), axis=axis)
     indices = xp.take_along_axis(candidates, order, axis=axis)
     grid = list(xp.meshgrid(*[xp.arange(n) for n in indices.shape], indexing="ij", sparse=True))
     grid[axis] = indices

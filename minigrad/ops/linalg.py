@@ -55,3 +55,63 @@ def matmul(a, b) -> Tensor:
     rows = () if row else out.shape[-2:-1]
     columns = () if column else out.shape[-1:]
     return out.reshape(out.shape[:-2] + rows + columns)
+
+
+class Einsum(Function):
+    """NumPy's einsum of the operands; each gradient is an einsum of the incoming gradient
+    with the other operands (a letter only this operand sums over is broadcast back)."""
+
+    name = "einsum"
+
+    def forward(self, *operands, equation="") -> Any:
+        self.terms, self.output_term = _parse_einsum(equation, operands)
+        return self.xp.einsum(equation, *operands, optimize=len(operands) > 2)
+
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        grads: list[Tensor | None] = []
+        for i, (term, operand) in enumerate(zip(self.terms, self.inputs)):
+            if not operand.requires_grad:
+                grads.append(None)
+                continue
+            others = [(t, x) for j, (t, x) in enumerate(zip(self.terms, self.inputs)) if j != i]
+            present = set(self.output_term).union(*[t for t, _ in others])
+            kept = "".join(c for c in term if c in present)
+            equation = ",".join([self.output_term] + [t for t, _ in others]) + "->" + kept
+            partial = Einsum.apply(grad, *[x for _, x in others], equation=equation)
+            shape = tuple(n if c in present else 1 for c, n in zip(term, operand.shape))
+            grads.append(partial.reshape(shape).broadcast_to(operand.shape))
+        return tuple(grads)
+
+
+def _parse_einsum(equation, operands) -> tuple[list[str], str]:
+    """The operands' subscripts and the output's (implicit: the letters used once, sorted);
+    refused in one line: ellipses, a letter twice in one operand, a count that does not fit."""
+    compact = equation.replace(" ", "")
+    if "." in compact:
+        raise ShapeError(f"einsum: {equation!r}: ellipses are not supported; name every axis")
+    inputs, _, output = compact.partition("->")
+    terms = inputs.split(",")
+    if "->" not in compact:
+        letters = "".join(terms)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(terms) != len(operands):
+        raise ShapeError(f"einsum: {equation!r} names {len(terms)} operands, got "
+                         f"{len(operands)}")
+    for term, operand in zip(terms, operands):
+        if len(set(term)) != len(term):
+            raise ShapeError(f"einsum: {equation!r}: a letter repeated in one operand "
+                             f"({term!r}: a diagonal) is not supported; use mg.diagonal")
+        if len(term) != operand.ndim:
+            raise ShapeError(f"einsum: {term!r} names {len(term)} axes of an operand of shape "
+                             f"{operand.shape}")
+    return terms, output
+
+
+@op(functions=(Einsum, Reshape), reference=np.einsum, spec=InputSpec("einsum"),
+    summary="Einstein summation of the operands",
+    pytorch="`torch.einsum` (no ellipsis, no letter repeated within one operand)")
+def einsum(equation, *operands) -> Tensor:
+    like = next((x for x in operands if isinstance(x, Tensor)), None)
+    if like is None:
+        raise TypeError("einsum: needs at least one Tensor operand")
+    return Einsum.apply(*[ensure_tensor(x, like) for x in operands], equation=equation)

@@ -15,6 +15,7 @@ from ..errors import ShapeError
 from ..tensor import Tensor
 from .elementwise import erf_array
 from .indexing import IndexAdd
+from .reduce import normalize_axes
 from .references import (
     cross_entropy_backward_reference,
     erf_reference,
@@ -35,6 +36,10 @@ class Softmax(Function):
             raise ShapeError(f"softmax: a mask of shape {mask.shape} does not broadcast to the "
                              f"input's shape {x.shape}")
         self.axis = axis
+        if x.ndim == 0:  # one entry along the axis, as PyTorch: 1 (0 where masked)
+            normalize_axes(self.name, axis, 0)
+            return self.backend.kernels.softmax(
+                x.reshape(1), -1, None if mask is None else mask.reshape(1)).reshape(())
         return self.backend.kernels.softmax(x, axis, mask)
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
@@ -56,6 +61,9 @@ class LogSoftmax(Function):
 
     def forward(self, x, axis=-1) -> Any:
         self.axis = axis
+        if x.ndim == 0:  # one entry along the axis, as PyTorch: 0
+            normalize_axes(self.name, axis, 0)
+            return self.backend.kernels.log_softmax(x.reshape(1), -1).reshape(())
         return self.backend.kernels.log_softmax(x, axis)
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
@@ -351,30 +359,37 @@ def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
     xp.put_along_axis(out, target, at_target, axis=-1)
 
 
-def attention_weights(backend, q, k, mask) -> Any:
-    """softmax(q kᵀ / sqrt(d_k)) on arrays: (..., Lq, d), (..., Lk, d) -> (..., Lq, Lk)."""
+def attention_weights(backend, q, k, mask, scale, bias=None) -> Any:
+    """softmax(q kᵀ · scale + bias) on arrays, `mask` True where excluded: (..., Lq, d),
+    (..., Lk, d) -> (..., Lq, Lk)."""
     scores = backend.matmul(q, backend.xp.swapaxes(k, -1, -2))
-    return backend.kernels.attention_weights(scores, mask,
-                                             scores.dtype.type(1 / math.sqrt(q.shape[-1])))
+    scale = scores.dtype.type(scale)
+    if bias is not None:
+        scores *= scale
+        scores += bias
+        scale = scores.dtype.type(1)
+    return backend.kernels.attention_weights(scores, mask, scale)
 
 
 class ScaledDotProductAttention(Function):
-    """softmax(q kᵀ / sqrt(d_k), masked) · v in one op (paper §3.2.1), with optional dropout on
-    the attention weights. q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv)."""
+    """softmax(q kᵀ · scale + bias, masked) · v in one op (paper §3.2.1; scale 1/sqrt(d_k)
+    unless given), with optional dropout on the attention weights. q (..., Lq, d),
+    k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv); `mask` (True = excluded) and the additive
+    `bias` are constants broadcasting to (..., Lq, Lk)."""
 
     name = "scaled_dot_product_attention"
     float_only = True
 
-    def forward(self, q, k, v, mask=None, dropout_p=0.0) -> Any:
+    def forward(self, q, k, v, mask=None, bias=None, scale=None, dropout_p=0.0) -> Any:
         # q, k, v are often strided views (heads split from (B, L, H, d)): copied once (on a
         # GPU) into the layouts in which every product of forward and backward takes them as
         # they are (`Backend.matmul`): q with its last two axes swapped (its products are
         # computed as their transposes: k qᵀ, qᵀ dS), k and v as they are
         batched = self.backend.batched_operand
         q, k, v = self.operands = batched(q, transposed=True), batched(k), batched(v)
-        self.scale = 1 / math.sqrt(q.shape[-1])
-        self.mask = mask
-        self.weights = attention_weights(self.backend, q, k, mask)
+        self.scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+        self.mask, self.bias = mask, bias
+        self.weights = attention_weights(self.backend, q, k, mask, self.scale, bias)
         self.keep = None
         attended = self.weights
         if dropout_p > 0:
@@ -383,12 +398,17 @@ class ScaledDotProductAttention(Function):
             attended = attended * self.keep
         return self.backend.matmul(attended, v)
 
+    def _scores(self, q, k) -> Tensor:
+        """q kᵀ · scale + bias, recorded."""
+        scores = (q @ k.mT) * self.scale
+        return scores if self.bias is None else scores + self.constant(self.bias)
+
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         if not is_grad_enabled():  # not recorded: on arrays
             return self._backward_on_arrays(grad.data)
         q, k, v = self.saved(self.operands, lambda: tuple(self.inputs))
         weights = self.saved(self.weights, lambda: Softmax.apply(
-            (q @ k.mT) * self.scale, axis=-1, mask=self.mask))
+            self._scores(q, k), axis=-1, mask=self.mask))
         keep = None if self.keep is None else self.constant(self.keep)
         attended = weights if keep is None else weights * keep
         grad_v = attended.mT @ grad

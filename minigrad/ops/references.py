@@ -58,8 +58,9 @@ def linear_reference(x, weight, bias=None) -> np.ndarray:
     return out if bias is None else out + bias
 
 
-def topk_reference(x, k, axis=-1) -> tuple[np.ndarray, np.ndarray]:
-    indices = np.take(np.argsort(-x, axis=axis, kind="stable"), np.arange(k), axis=axis)
+def topk_reference(x, k, axis=-1, largest=True) -> tuple[np.ndarray, np.ndarray]:
+    key = -x if largest else x
+    indices = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
     return np.take_along_axis(x, indices, axis=axis), indices
 
 
@@ -83,3 +84,8 @@ def cross_entropy_backward_reference(probabilities, scale, target, smoothing=0.0
     classes = probabilities.shape[-1]
     return (probabilities - (1 - smoothing) * np.eye(classes)[target] - smoothing / classes
             ) * scale
+
+
+def normalize_reference(x, p=2.0, axis=1, eps=1e-12) -> np.ndarray:
+    norm = (np.abs(x) ** p).sum(axis=axis, keepdims=True) ** (1 / p)
+    return x / np.maximum(norm, eps)

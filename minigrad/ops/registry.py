@@ -33,9 +33,12 @@ from ..tensor import Tensor
 SHAPE_RULES = {
     "unary": "one tensor of 0-4 dims",
     "elementwise": "two tensors whose shapes broadcast (NumPy rules)",
+    "shift": "two int64 tensors whose shapes broadcast, the second in [0, 8)",
+    "ternary": "three tensors whose shapes broadcast (NumPy rules)",
     "where": "a boolean condition and two tensors, the three shapes broadcasting",
     "masked_fill": "a tensor and a boolean mask that broadcasts to its shape",
     "reduce": "one tensor; `axis` None, an int or a tuple (negative allowed); `keepdims`",
+    "axes": "one tensor; `axis` None, an int or a tuple (negative allowed)",
     "arg-reduce": "one tensor; `axis` None or an int; `keepdims`",
     "softmax-like": "one tensor of >= 1 dims and an int `axis`",
     "matmul": "1-D or n-D operands; batch axes broadcast",
@@ -45,6 +48,13 @@ SHAPE_RULES = {
     "expand_dims": "one tensor and a new axis position",
     "squeeze": "one tensor with some axes of size 1; `axis` None or one of them",
     "broadcast_to": "one tensor and a shape it broadcasts to",
+    "flatten": "one tensor; start_dim <= end_dim among its axes",
+    "unflatten": "one tensor of >= 1 dims, an axis and sizes whose product is its length",
+    "repeat": "one tensor and a count per axis (maybe more counts than axes)",
+    "repeat_interleave": "one tensor of >= 1 dims, an int or per-element counts, an axis or None",
+    "roll": "one tensor; shifts and axes (ints or tuples), or axis None",
+    "meshgrid": "a list of 1-3 one-dimensional tensors; indexing 'ij' or 'xy'",
+    "unfold": "one tensor of >= 1 dims, an axis, a window size and a step that fit it",
     "concatenate": "a list of 1-3 tensors equal but along `axis`",
     "stack": "a list of 1-3 tensors of one shape and a new axis position",
     "split": "one tensor, a number of equal sections or sorted split points, an axis",
@@ -52,6 +62,25 @@ SHAPE_RULES = {
              "(with repeats) or a boolean array",
     "index_add": "values, an index as for `index`, and the shape they are added into",
     "topk": "one tensor of >= 1 dims, k, an axis",
+    "gather": "one tensor of >= 1 dims, an axis, an int index of as many axes (no larger "
+              "off the axis), values in range",
+    "scatter": "a tensor, an axis, an int index no larger, each position once, and src of "
+               "the index's shape",
+    "scatter_add": "a tensor, an axis, an int index no larger (repeats likely), and src of "
+                   "the index's shape",
+    "diagonal": "one tensor of >= 2 dims, an offset, two distinct axes",
+    "diag": "a 1-D or 2-D tensor and a diagonal offset",
+    "pad": "one tensor of >= 1 dims, widths for some trailing axes, a mode (reflect: widths "
+           "smaller than the axis)",
+    "conv2d": "images (N, C, H, W), a weight (O, C, KH, KW) that fits, an optional bias; "
+              "stride, padding, dilation",
+    "conv_transpose2d": "images (N, C, H, W), a weight (C, O, KH, KW), an optional bias; "
+                        "stride, padding, output_padding, dilation",
+    "pool2d": "images (N, C, H, W), a kernel that fits, stride (or None), padding <= half "
+              "the kernel",
+    "interpolate": "images (N, C, H, W), a size or a scale factor, mode nearest or bilinear",
+    "einsum": "an equation (products, sums, transposes, outer products) and its operands",
+    "one_hot": "int ids of 0-2 dims, num_classes -1 or more than the largest id",
     "layer_norm": "x (..., *normalized_shape), optional weight and bias of normalized_shape",
     "cross_entropy": "logits (..., C), int targets (...) in [0, C), some = ignore_index",
     "attention": "q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv), batch axes broadcasting",
@@ -76,7 +105,7 @@ class InputSpec:
     high: float = 2.0
     kinks: tuple = ()  # points where the op is not smooth: values stay a margin away
     distinct: bool = False  # all values pairwise apart: no ties (max, min, sort)
-    dtype: str = "float"  # the drawn tensors: "float" or "bool"
+    dtype: str = "float"  # the drawn tensors: "float", "bool" or "int" (int64)
     min_ndim: int = 0  # for "unary": the fewest dimensions (tril needs 2)
     mask: bool = False  # also an optional boolean `mask` (True = masked out)
     options: dict = field(default_factory=dict)  # keyword -> the choices it is drawn from
@@ -106,6 +135,7 @@ class Op:
     random: bool = False  # draws from the generator: evaluate with the seed reset each time
     eps: float = 1e-6  # finite-difference step (larger for linear ops that round their output)
     accuracy: float = 0.0  # absolute error allowed against the reference (approximations)
+    pytorch: str = ""  # PyTorch's counterpart and how the two differ ("": torch.<name>, alike)
 
     @property
     def call(self) -> Callable:
@@ -128,7 +158,9 @@ Declared = TypeVar("Declared")  # the decorated class or function, returned as i
 _TABLE: list[Op] = []  # the ops declared inside minigrad, in the order they were declared
 
 # Operators whose Tensor is the right operand: `2 - x` calls x.__rsub__(2) = subtract(2, x).
-REFLECTED = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__")
+REFLECTED = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__",
+             "__rmod__", "__rfloordiv__", "__rand__", "__ror__", "__rxor__", "__rlshift__",
+             "__rrshift__")
 
 
 def op(name: str | None = None, *, method: bool | str | None = None, overrides: bool = False,

@@ -65,6 +65,20 @@ class BroadcastTo(Function):
         return (grad,)  # the engine sums it back to the input's shape
 
 
+@op(reference=lambda x, axis=None: np.flip(x, axis), spec=InputSpec("axes"), method=True,
+    summary="the order of elements reversed along axes (all: None)",
+    pytorch="`torch.flip` (`dims` required there)")
+class Flip(Function):
+    name = "flip"
+
+    def forward(self, x, axis=None) -> Any:
+        self.axes = normalize_axes(self.name, axis, x.ndim)
+        return self.xp.flip(x, self.axes) if self.axes else x.copy()
+
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        return (Flip.apply(grad, axis=self.axes),)
+
+
 class Concatenate(Function):
     name = "concatenate"
 
@@ -91,7 +105,8 @@ class Concatenate(Function):
 
 
 @op(reference=lambda x, device: x, spec=InputSpec("unary", options={"device": ("cpu",)}),
-    namespace=None, method=True, summary="a copy on another device")
+    namespace=None, method=True, summary="a copy on another device",
+    pytorch="`Tensor.to(device)`")
 class ToDevice(Function):
     """A copy to another device: the one op whose output lives elsewhere than its input."""
 
@@ -131,7 +146,8 @@ def transpose_method(self, *axes) -> Tensor:
 
 @op(functions=(Transpose,), reference=np.transpose, spec=InputSpec("transpose"),
     method="transpose", method_function=transpose_method,
-    summary="a permutation of the axes (none given: reversed)")
+    summary="a permutation of the axes (none given: reversed)",
+    pytorch="`torch.permute` (NumPy's transpose; `x.T` reverses the axes)")
 def transpose(x, axes=None) -> Tensor:
     return Transpose.apply(x, axes=None if axes is None else tuple(axes))
 
@@ -149,7 +165,7 @@ def swapaxes(x, axis1, axis2) -> Tensor:
 
 
 @op(functions=(Reshape,), reference=np.expand_dims, spec=InputSpec("expand_dims"), method=True,
-    summary="a new axis of size 1")
+    summary="a new axis of size 1", pytorch="`torch.unsqueeze`")
 def expand_dims(x, axis) -> Tensor:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     ndim = x.ndim + len(axes)
@@ -182,7 +198,7 @@ def broadcast_to(x, shape) -> Tensor:
 
 
 @op(functions=(Concatenate,), reference=np.concatenate, spec=InputSpec("concatenate"),
-    summary="tensors joined along an axis")
+    summary="tensors joined along an axis", pytorch="`torch.cat`")
 def concatenate(tensors, axis=0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
@@ -205,7 +221,8 @@ def stack(tensors, axis=0) -> Tensor:
 
 
 @op(functions=(GetItem,), reference=np.split, spec=InputSpec("split"),
-    summary="pieces along an axis (equal sections or split points)")
+    summary="pieces along an axis (equal sections or split points)",
+    pytorch="`torch.tensor_split` (NumPy's split; torch.split takes sizes)")
 def split(x, indices_or_sections, axis=0) -> list[Tensor]:
     """NumPy's split: N equal sections, or the indices where each new piece starts."""
     axis = normalize_axes("split", axis, x.ndim)[0]
@@ -221,3 +238,121 @@ def split(x, indices_or_sections, axis=0) -> list[Tensor]:
     edges = [0] + bounds + [length]
     prefix = (slice(None),) * axis
     return [x[prefix + (slice(start, stop),)] for start, stop in zip(edges[:-1], edges[1:])]
+
+
+@op(functions=(Reshape,), reference=lambda x, start_dim=0, end_dim=-1: np.reshape(
+    x, x.shape[:start_dim % max(x.ndim, 1)] + (-1,) + x.shape[end_dim % max(x.ndim, 1) + 1:]),
+    spec=InputSpec("flatten"), method=True, summary="axes start_dim..end_dim merged into one")
+def flatten(x, start_dim=0, end_dim=-1) -> Tensor:
+    """PyTorch's flatten: the axes from start_dim to end_dim (both included) as one; a 0-d
+    tensor becomes 1-d."""
+    if x.ndim == 0:
+        return reshape(x, (1,))
+    start, end = (normalize_axes("flatten", a, x.ndim)[0] for a in (start_dim, end_dim))
+    if start > end:
+        raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for a "
+                         f"tensor of shape {x.shape}")
+    return reshape(x, x.shape[:start] + (-1,) + x.shape[end + 1:])
+
+
+@op(functions=(Reshape,), reference=lambda x, axis, sizes: np.reshape(
+    x, x.shape[:axis % x.ndim] + tuple(sizes) + x.shape[axis % x.ndim + 1:]),
+    spec=InputSpec("unflatten"), method=True, summary="one axis split into several")
+def unflatten(x, axis, sizes) -> Tensor:
+    """PyTorch's unflatten (`dim`): axis `axis` reshaped to `sizes` (one may be -1)."""
+    axis = normalize_axes("unflatten", axis, x.ndim)[0]
+    return reshape(x, x.shape[:axis] + tuple(sizes) + x.shape[axis + 1:])
+
+
+def repeat_method(self, *sizes) -> Tensor:
+    """`x.repeat(2, 3)` or `x.repeat((2, 3))`."""
+    return repeat(self, sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes)
+
+
+@op(functions=(Reshape, BroadcastTo), reference=np.tile, spec=InputSpec("repeat"),
+    method="repeat", method_function=repeat_method,
+    summary="x tiled: repeated whole along each axis",
+    pytorch="`Tensor.repeat` (NumPy's tile; `x.repeat(2, 3)` as in PyTorch)")
+def repeat(x, repeats) -> Tensor:
+    repeats = (repeats,) if isinstance(repeats, int) else tuple(repeats)
+    if len(repeats) < x.ndim:
+        raise ShapeError(f"repeat: {len(repeats)} repeats for a tensor of {x.ndim} axes; give "
+                         "one per axis (PyTorch's rule)")
+    shape = (1,) * (len(repeats) - x.ndim) + x.shape
+    spread = reshape(x, tuple(n for side in shape for n in (1, side)))
+    tiled = broadcast_to(spread, tuple(n for r, side in zip(repeats, shape) for n in (r, side)))
+    return reshape(tiled, tuple(r * side for r, side in zip(repeats, shape)))
+
+
+@op(functions=(GetItem, Reshape), reference=lambda x, repeats, axis=None: np.repeat(
+    x, repeats, axis=axis), spec=InputSpec("repeat_interleave"), method=True,
+    summary="each element repeated `repeats` times along an axis (None: flattened)")
+def repeat_interleave(x, repeats, axis=None) -> Tensor:
+    """PyTorch's repeat_interleave (`dim`): `repeats` an int or one count per element."""
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axes("repeat_interleave", axis, x.ndim)[0]
+    counts = repeats.data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    positions = np.repeat(np.arange(x.shape[axis]), np.asarray(x.backend.to_host(counts)))
+    return GetItem.apply(x, index=(slice(None),) * axis + (x.backend.from_host(positions),))
+
+
+@op(functions=(GetItem, Reshape), reference=lambda x, shifts, axis=None: np.roll(x, shifts, axis),
+    spec=InputSpec("roll"), method=True,
+    summary="elements shifted along axes, those past the end coming back at the start")
+def roll(x, shifts, axis=None) -> Tensor:
+    """PyTorch's roll (`dims`): `shifts` and `axis` ints or tuples of one length; axis None
+    rolls the flattened tensor."""
+    if axis is None:
+        return reshape(roll(reshape(x, (-1,)), shifts, 0), x.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(shifts) != len(axes):
+        raise ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes; give one each")
+    out = x  # one gather per axis (integer arrays on several axes would pair up)
+    for shift, a in zip(shifts, axes):
+        a = (normalize_axes("roll", a, x.ndim) or (0,))[0]
+        if x.ndim:
+            positions = (np.arange(x.shape[a]) - shift) % x.shape[a]
+            out = GetItem.apply(out, index=(slice(None),) * a + (x.backend.from_host(positions),))
+    return out if out is not x else GetItem.apply(x, index=())
+
+
+@op(functions=(Reshape, BroadcastTo), reference=lambda tensors, indexing="ij": np.meshgrid(
+    *tensors, indexing=indexing), spec=InputSpec("meshgrid"),
+    summary="1-D tensors spread over a grid, one output per input",
+    pytorch="`torch.meshgrid` (indexing 'ij' by default, PyTorch's; NumPy's default is 'xy')")
+def meshgrid(tensors, indexing="ij") -> list[Tensor]:
+    tensors = list(tensors)
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    sizes = [t.size for t in tensors]
+    if indexing == "xy" and len(tensors) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    grids = []
+    for i, t in enumerate(tensors):
+        position = {0: 1, 1: 0}.get(i, i) if indexing == "xy" and len(tensors) >= 2 else i
+        shape = [1] * len(tensors)
+        shape[position] = t.size
+        grids.append(broadcast_to(reshape(t, tuple(shape)), tuple(sizes)))
+    return grids
+
+
+@op(functions=(GetItem, Transpose), reference=lambda x, axis, size, step: np.moveaxis(
+    np.lib.stride_tricks.sliding_window_view(x, size, axis=axis)[
+        (slice(None),) * (axis % x.ndim) + (slice(None, None, step),)], -1, -1),
+    spec=InputSpec("unfold"), method=True,
+    summary="windows of `size` every `step` along an axis, the window last",
+    pytorch="`Tensor.unfold(dimension, size, step)`")
+def unfold(x, axis, size, step) -> Tensor:
+    axis = normalize_axes("unfold", axis, x.ndim)[0]
+    length = x.shape[axis]
+    if not 1 <= size <= length or step < 1:
+        raise ShapeError(f"unfold: windows of size {size} and step {step} do not fit an axis "
+                         f"of length {length} (shape {x.shape})")
+    starts = np.arange(0, length - size + 1, step)
+    windows = x.backend.from_host(starts[:, None] + np.arange(size))  # (count, size)
+    gathered = GetItem.apply(x, index=(slice(None),) * axis + (windows,))  # axis -> count, size
+    order = list(range(gathered.ndim))
+    order.append(order.pop(axis + 1))  # the window's axis last
+    return Transpose.apply(gathered, axes=tuple(order))

@@ -24,11 +24,12 @@ from minigrad.ops.registry import SHAPE_RULES
 MAX_SIDE = 4  # every axis has 1-4 elements ...
 MAX_ELEMENTS = 32  # ... and a tensor at most 32: finite differences stay fast
 MARGIN = 0.1  # distance kept from an op's kinks
+INT_RANGE = 20  # integer tensors hold values in [-INT_RANGE, INT_RANGE]
 
 
 @dataclass(frozen=True)
 class Slot:
-    """A tensor to be filled: its shape and kind ("float" or "bool")."""
+    """A tensor to be filled: its shape and kind ("float", "bool" or "int")."""
 
     shape: tuple
     kind: str = "float"
@@ -132,6 +133,17 @@ def elementwise(draw, spec):
 
 
 @st.composite
+def shift(draw, spec):
+    values, amounts = draw(broadcasting_shapes(2))
+    return (Slot(values, "int"), _ints(draw, amounts, 0, 7)), {}
+
+
+@st.composite
+def ternary(draw, spec):
+    return tuple(Slot(s, spec.dtype) for s in draw(broadcasting_shapes(3))), {}
+
+
+@st.composite
 def where(draw, spec):
     condition, a, b = draw(broadcasting_shapes(3))
     return (Slot(condition, "bool"), Slot(a), Slot(b)), {}
@@ -148,6 +160,12 @@ def reduce(draw, spec):
     shape = draw(shapes())
     return (Slot(shape, spec.dtype),), {"axis": draw(axes(len(shape))),
                                         "keepdims": draw(st.booleans())}
+
+
+@st.composite
+def axes_rule(draw, spec):
+    shape = draw(shapes())
+    return (Slot(shape, spec.dtype),), {"axis": draw(axes(len(shape)))}
 
 
 @st.composite
@@ -228,6 +246,77 @@ def squeeze(draw, spec):
 def broadcast_to(draw, spec):
     target = draw(shapes())
     return (Slot(draw(broadcastable_to(target))), target), {}
+
+
+@st.composite
+def flatten(draw, spec):
+    shape = draw(shapes())
+    if not shape:
+        return (Slot(shape),), {}
+    start = draw(st.integers(0, len(shape) - 1))
+    end = draw(st.integers(start, len(shape) - 1))
+    return (Slot(shape),), {"start_dim": start - len(shape) * draw(st.booleans()),
+                            "end_dim": end - len(shape) * draw(st.booleans())}
+
+
+@st.composite
+def unflatten(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    length, sizes = shape[chosen], list[int]()
+    while length > 1 and len(sizes) < 2:
+        side = draw(st.sampled_from(_divisors(length)))
+        sizes.append(side)
+        length //= side
+    sizes.append(length)
+    if draw(st.booleans()):
+        sizes[draw(st.integers(0, len(sizes) - 1))] = -1
+    return (Slot(shape), chosen, tuple(sizes)), {}
+
+
+@st.composite
+def repeat(draw, spec):
+    shape = draw(shapes(max_ndim=3, max_elements=8))
+    counts = draw(st.lists(st.integers(0, 3), min_size=len(shape), max_size=len(shape) + 1))
+    return (Slot(shape), tuple(counts)), {}
+
+
+@st.composite
+def repeat_interleave(draw, spec):
+    shape = draw(shapes(min_ndim=1, max_elements=12))
+    chosen = draw(_optional(axis(len(shape))))
+    length = math.prod(shape) if chosen is None else shape[chosen]
+    repeats = draw(st.one_of(st.integers(0, 3), st.lists(
+        st.integers(0, 3), min_size=length, max_size=length).map(np.array)))
+    return (Slot(shape), repeats), {"axis": chosen}
+
+
+@st.composite
+def roll(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    if draw(st.booleans()):
+        return (Slot(shape), draw(st.integers(-5, 5))), {"axis": None}
+    chosen = draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape),
+                           unique=True))
+    shifts = tuple(draw(st.integers(-5, 5)) for _ in chosen)
+    if len(chosen) == 1 and draw(st.booleans()):
+        return (Slot(shape), shifts[0]), {"axis": chosen[0]}
+    return (Slot(shape), shifts), {"axis": tuple(chosen)}
+
+
+@st.composite
+def meshgrid(draw, spec):
+    count = draw(st.integers(1, 3))
+    pieces = [Slot((draw(st.integers(1, 3)),)) for _ in range(count)]
+    return (pieces,), {"indexing": draw(st.sampled_from(["ij", "xy"]))}
+
+
+@st.composite
+def unfold(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    size = draw(st.integers(1, shape[chosen]))
+    return (Slot(shape), chosen, size, draw(st.integers(1, 3))), {}
 
 
 @st.composite
@@ -322,6 +411,157 @@ def topk(draw, spec):
     return (Slot(shape), draw(st.integers(1, shape[chosen]))), {"axis": chosen}
 
 
+def _ints(draw, shape, low, high):
+    values = draw(st.lists(st.integers(low, high), min_size=math.prod(shape),
+                           max_size=math.prod(shape)))
+    return np.array(values, dtype=np.int64).reshape(shape)
+
+
+@st.composite
+def gather(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    index_shape = tuple(draw(st.integers(1, MAX_SIDE)) if a == chosen % len(shape) else
+                        draw(st.integers(1, n)) for a, n in enumerate(shape))
+    return (Slot(shape), chosen, _ints(draw, index_shape, 0, shape[chosen] - 1)), {}
+
+
+@st.composite
+def scatter(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape))) % len(shape)
+    index_shape = tuple(draw(st.integers(1, n)) for n in shape)
+    rows = np.moveaxis(np.empty(index_shape, np.int64), chosen, -1)
+    flat = rows.reshape(-1, rows.shape[-1])
+    for row in flat:  # each position written once: distinct targets along the axis
+        row[:] = draw(st.permutations(range(shape[chosen])))[:len(row)]
+    index = np.moveaxis(flat.reshape(rows.shape), -1, chosen)
+    return (Slot(shape), chosen, index, Slot(index_shape)), {}
+
+
+@st.composite
+def scatter_add(draw, spec):
+    shape = draw(shapes(min_ndim=1))
+    chosen = draw(axis(len(shape)))
+    index_shape = tuple(draw(st.integers(1, n)) for n in shape)
+    index = _ints(draw, index_shape, 0, shape[chosen] - 1)
+    return (Slot(shape), chosen, index, Slot(index_shape)), {}
+
+
+@st.composite
+def diagonal(draw, spec):
+    shape = draw(shapes(min_ndim=2))
+    first, second = draw(st.lists(st.integers(0, len(shape) - 1), min_size=2, max_size=2,
+                                  unique=True))
+    return (Slot(shape),), {"offset": draw(st.integers(-2, 2)),
+                            "axis1": first - len(shape) * draw(st.booleans()),
+                            "axis2": second}
+
+
+@st.composite
+def diag(draw, spec):
+    shape = draw(shapes(min_ndim=1, max_ndim=2))
+    return (Slot(shape),), {"diagonal": draw(st.integers(-2, 2))}
+
+
+@st.composite
+def one_hot(draw, spec):
+    ids = _ints(draw, draw(shapes(min_ndim=1, max_ndim=2, max_elements=8)), 0, 3)
+    return (ids,), {"num_classes": draw(st.sampled_from([-1, 4, 6]))}
+
+
+@st.composite
+def pad(draw, spec):
+    shape = draw(shapes(min_ndim=1, max_elements=12))
+    mode = draw(st.sampled_from(["constant", "reflect", "replicate", "circular"]))
+    widths = []
+    for n in shape[::-1][:draw(st.integers(1, min(len(shape), 3)))]:
+        top = n - 1 if mode == "reflect" else 2
+        widths += [draw(st.integers(0, top)), draw(st.integers(0, top))]
+    kwargs = {"mode": mode}
+    if mode == "constant":
+        kwargs["value"] = draw(st.sampled_from([0.0, -1.5]))
+    return (Slot(shape), tuple(widths)), kwargs
+
+
+EINSUM_EQUATIONS = ("ij,jk->ik", "bij,bjk->bik", "i,j->ij", "i,i->", "ij->i", "ij->ji",
+                    "bi,ij,bj->b", "ij,ij->ij", "ijk->kj", "ij,j")
+
+
+@st.composite
+def einsum(draw, spec):
+    equation = draw(st.sampled_from(EINSUM_EQUATIONS))
+    sizes = {letter: draw(st.integers(1, 3)) for letter in "bijk"}
+    operands = equation.split("->")[0].split(",")
+    return (equation, *(Slot(tuple(sizes[c] for c in term)) for term in operands)), {}
+
+
+@st.composite
+def _convolution_geometry(draw):
+    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    stride = draw(st.sampled_from([1, 2, (1, 2)]))
+    padding = draw(st.sampled_from([0, 1, (0, 1)]))
+    dilation = draw(st.sampled_from([1, 2]))
+    return kernel, stride, padding, dilation
+
+
+def _pairs(value):
+    return (value, value) if isinstance(value, (int, float)) else value
+
+
+@st.composite
+def conv2d(draw, spec):
+    kernel, stride, padding, dilation = draw(_convolution_geometry())
+    groups = draw(st.sampled_from([1, 2]))
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    needed = [max(1, dilation * (k - 1) + 1 - 2 * p) for k, p in zip(kernel, _pairs(padding))]
+    size = tuple(draw(st.integers(n, max(n, 4))) for n in needed)
+    bias = draw(_optional(st.just(Slot((o * groups,)))))
+    return ((Slot((n, c * groups) + size), Slot((o * groups, c) + kernel)),
+            {"bias": bias, "stride": stride, "padding": padding, "dilation": dilation,
+             "groups": groups})
+
+
+@st.composite
+def conv_transpose2d(draw, spec):
+    kernel, stride, padding, dilation = draw(_convolution_geometry())
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    size = (draw(st.integers(2, 3)), draw(st.integers(2, 3)))
+    extra = tuple(draw(st.integers(0, s - 1)) for s in _pairs(stride))
+    fits = all((n - 1) * s - 2 * p + dilation * (k - 1) + 1 >= 1 for n, s, p, k in zip(
+        size, _pairs(stride), _pairs(padding), kernel))
+    padding = padding if fits else 0
+    groups = draw(st.sampled_from([1, 2]))
+    bias = draw(_optional(st.just(Slot((o * groups,)))))
+    return ((Slot((n, c * groups) + size), Slot((c * groups, o) + kernel)),
+            {"bias": bias, "stride": stride, "padding": padding, "output_padding": extra,
+             "dilation": dilation, "groups": groups})
+
+
+@st.composite
+def pool2d(draw, spec):
+    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
+    size = tuple(draw(st.integers(max(1, k - 2 * p), 4)) for k, p in zip(kernel, padding))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) + size
+    stride = draw(st.sampled_from([None, 1, 2]))
+    return (Slot(shape), kernel), {"stride": stride, "padding": padding}
+
+
+@st.composite
+def interpolate(draw, spec):
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 4)),
+             draw(st.integers(1, 4)))
+    resize: dict
+    if draw(st.booleans()):
+        resize = {"size": (draw(st.integers(1, 5)), draw(st.integers(1, 5)))}
+    else:
+        resize = {"scale_factor": draw(st.sampled_from([2, 1.5, (2.0, 3.0), 0.5]))}
+        if min(int(n * f) for n, f in zip(shape[2:], _pairs(resize["scale_factor"]))) < 1:
+            resize = {"scale_factor": 2}
+    return (Slot(shape),), {**resize, "mode": draw(st.sampled_from(["nearest", "bilinear"]))}
+
+
 @st.composite
 def layer_norm(draw, spec):
     shape = draw(shapes(min_ndim=1))
@@ -390,12 +630,19 @@ def cross_entropy_backward(draw, spec):
 
 
 RULES = {
-    "unary": unary, "elementwise": elementwise, "where": where, "masked_fill": masked_fill,
-    "reduce": reduce, "arg-reduce": arg_reduce, "softmax-like": softmax_like, "matmul": matmul,
+    "unary": unary, "elementwise": elementwise, "ternary": ternary, "shift": shift, "where": where,
+    "masked_fill": masked_fill,
+    "reduce": reduce, "axes": axes_rule, "arg-reduce": arg_reduce, "softmax-like": softmax_like,
+    "matmul": matmul,
     "reshape": reshape, "transpose": transpose, "swapaxes": swapaxes,
     "expand_dims": expand_dims, "squeeze": squeeze, "broadcast_to": broadcast_to,
+    "flatten": flatten, "unflatten": unflatten, "repeat": repeat,
+    "repeat_interleave": repeat_interleave, "roll": roll, "meshgrid": meshgrid, "unfold": unfold,
     "concatenate": concatenate, "stack": stack, "split": split, "index": index,
-    "index_add": index_add, "topk": topk, "layer_norm": layer_norm,
+    "index_add": index_add, "topk": topk, "gather": gather, "scatter": scatter,
+    "scatter_add": scatter_add, "diagonal": diagonal, "diag": diag, "one_hot": one_hot,
+    "pad": pad, "einsum": einsum, "conv2d": conv2d, "conv_transpose2d": conv_transpose2d,
+    "pool2d": pool2d, "interpolate": interpolate, "layer_norm": layer_norm,
     "cross_entropy": cross_entropy, "attention": attention, "embedding": embedding,
     "linear": linear, "layer_norm_input_gradient": layer_norm_input_gradient,
     "cross_entropy_backward": cross_entropy_backward,
@@ -432,6 +679,8 @@ def _fill(args, kwargs, spec, seed):
             return slot
         if slot.kind == "bool":
             return np.asarray(rng.random(slot.shape) < 0.5)
+        if slot.kind == "int":
+            return np.asarray(rng.integers(-INT_RANGE, INT_RANGE + 1, slot.shape))
         return next(values).reshape(slot.shape)
 
     return Case(*drawn.map_arrays(fill))

@@ -14,16 +14,20 @@ from pathlib import Path
 import minigrad
 from minigrad.autograd import Function
 from minigrad.nn import functional as F
+from minigrad.ops.activations import _Activation
+from minigrad.ops.convolution import _Convolution
 from minigrad.ops.elementwise import BinaryFunction, _PairExtremum
 from minigrad.ops.reduce import Reduction, _Extremum
 from minigrad.ops.registry import SHAPE_RULES, ops, registered_functions
+from minigrad.ops.rounding import _Rounding, _Step
 from minigrad.tensor_methods import TensorMethods
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "make_ops_doc.py"
 
 # Shared bases that are never applied themselves: not expected in the table.
-ABSTRACT_FUNCTIONS = (Function, BinaryFunction, _PairExtremum, Reduction, _Extremum)
+ABSTRACT_FUNCTIONS = (Function, BinaryFunction, _PairExtremum, Reduction, _Extremum, _Step,
+                      _Rounding, _Activation, _Convolution)
 
 
 def _minigrad_function_classes():

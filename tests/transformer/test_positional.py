@@ -22,6 +22,26 @@ def test_table_shape_and_dtype(interleaved):
     assert table.shape == (MAX_LEN, D_MODEL) and table.dtype == np.float32
 
 
+def _numpy_table(max_len, d_model, interleaved):
+    """The table as NumPy computes it (sin and cos of the same float64 angles)."""
+    positions = np.arange(max_len, dtype=np.float64)[:, None]
+    angles = positions * (1.0 / 10000 ** (np.arange(0, d_model, 2, dtype=np.float64) / d_model))
+    table = np.empty((max_len, d_model))
+    if interleaved:
+        table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    else:
+        table[:, :d_model // 2], table[:, d_model // 2:] = np.sin(angles), np.cos(angles)
+    return table.astype(np.float32)
+
+
+@pytest.mark.parametrize("interleaved", [True, False])
+@pytest.mark.parametrize(("max_len", "d_model"), [(MAX_LEN, D_MODEL), (5000, 512)])
+def test_the_engines_table_is_numpys_bit_for_bit(interleaved, max_len, d_model):
+    """Built with mg.sin and mg.cos, the table holds the very numbers of NumPy's."""
+    np.testing.assert_array_equal(sinusoidal_encoding(max_len, d_model, interleaved),
+                                  _numpy_table(max_len, d_model, interleaved))
+
+
 def test_interleaved_table_matches_the_formula():
     table = sinusoidal_encoding(MAX_LEN, D_MODEL)
     for pos in (0, 1, 7, 199):
