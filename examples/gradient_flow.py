@@ -1,6 +1,6 @@
 """How gradients flow through residual paths, and what LayerNorm placement and the remedies
-change: the registered experiments (E1-E9 in transformer/analysis/experiments/, each judged
-against an expectation fixed in transformer/analysis/expectations.py) and the grid runner.
+change: the registered experiments (E1-E9 in transformer/study/experiments/, each judged
+against an expectation fixed in transformer/study/expectations.py) and the grid runner.
 
     python examples/gradient_flow.py              # the default run: E1-E9
     python examples/gradient_flow.py --quick      # a smoke run: toy sizes, one seed
@@ -24,9 +24,12 @@ import importlib.util
 import time
 from pathlib import Path
 
-import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
+import transformer.study.experiments  # noqa: F401  (registers E1-E9)
 from transformer import cli
-from transformer.analysis.grid import (
+from transformer.data import TASKS
+from transformer.instruments.recorder import write_csv
+from transformer.residual import SCHEMES
+from transformer.study.grid import (
     GRID_FIELDS,
     PRESETS,
     Grid,
@@ -35,8 +38,7 @@ from transformer.analysis.grid import (
     judge_grid,
     run_grid,
 )
-from transformer.analysis.recorder import write_csv
-from transformer.analysis.study import (
+from transformer.study.toolkit import (
     DEFAULT,
     EXPERIMENTS,
     QUICK,
@@ -46,8 +48,6 @@ from transformer.analysis.study import (
     summary_figure,
     write_verdicts,
 )
-from transformer.data import TASKS
-from transformer.residual import SCHEMES
 
 SMOKE = ("--quick: a smoke run (d_model 16, one seed, a few steps); its verdicts are not the "
          "study's and may differ from a default run's")

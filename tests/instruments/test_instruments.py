@@ -9,12 +9,12 @@ import pytest
 
 import minigrad as mg
 from transformer import Transformer, TransformerConfig
-from transformer.analysis.entropy import attention_entropy, entropy_rows
-from transformer.analysis.noise import gradient_statistics, probe_loss
-from transformer.analysis.streams import layer_streams, lengths_of, token_share
 from transformer.attention import AttentionRecorder
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import encode_pairs, make_batch
+from transformer.instruments.entropy import attention_entropy, entropy_rows
+from transformer.instruments.noise import gradient_statistics, probe_loss
+from transformer.instruments.streams import layer_streams, lengths_of, token_share
 
 SENTENCES = ["a b c", "b c d a", "c d", "d a b c", "a c d", "b d a b", "c a", "d b c"]
 

@@ -3,8 +3,8 @@ argument: the branch sees LN(x), whose Jacobian scales as 1/‖x_l‖)."""
 
 import numpy as np
 
-from ..plots import Panels, plot_depth_profiles
-from ..study import STACK_NAMES, Check, Outcome, experiment, mean_value
+from ...instruments.plots import Panels, plot_depth_profiles
+from ..toolkit import STACK_NAMES, Check, Outcome, experiment, mean_value
 
 BLOCK_TYPES = (("encoder", "self_attn"), ("encoder", "ffn"), ("decoder", "self_attn"),
                ("decoder", "cross_attn"), ("decoder", "ffn"))

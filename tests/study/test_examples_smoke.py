@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
-from transformer.analysis.study import EXPERIMENTS, Scale, Study, TaskData, summary_figure
+import transformer.study.experiments  # noqa: F401  (registers E1-E9)
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import encode_pairs
 from transformer.pipeline import train_translation
+from transformer.study.toolkit import EXPERIMENTS, Scale, Study, TaskData, summary_figure
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTENCE = "the animal didn't cross the street because it was too tired"

@@ -212,6 +212,6 @@ EXPECTATIONS = {e.key: e for e in (
 
 def expectation(key: str) -> Expectation:
     if key not in EXPECTATIONS:
-        raise KeyError(f"no expectation {key!r} in transformer/analysis/expectations.py; "
+        raise KeyError(f"no expectation {key!r} in transformer/study/expectations.py; "
                        f"known: {', '.join(EXPECTATIONS)}")
     return EXPECTATIONS[key]

@@ -12,9 +12,9 @@ import minigrad as mg
 from minigrad.nn import functional as F
 from minigrad.optim import SGD
 from transformer import Transformer, TransformerConfig
-from transformer.analysis import ROW_FIELDS, GradientFlowRecorder, residual_blocks, select
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import BatchIterator, encode_pairs
+from transformer.instruments import ROW_FIELDS, GradientFlowRecorder, residual_blocks, select
 from transformer.training import Trainer, TrainingConfig
 
 PAD, VOCAB = 0, 11

@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from ..plots import Series, plot_depth_profiles
-from ..streams import layer_streams, lengths_of, token_share
-from ..study import Check, Outcome, experiment, mean_value
+from ...instruments.plots import Series, plot_depth_profiles
+from ...instruments.streams import layer_streams, lengths_of, token_share
+from ..toolkit import Check, Outcome, experiment, mean_value
 
 FLOOR = 1e-24  # a share below this, computed as x − x̄ in one array, is float64 rounding
 EXACT_FLOOR = 1e-280  # the same for the pure stack carried as mean and residual apart
@@ -161,7 +161,7 @@ def linear_excess(shares):
     """The median over layers of `layer_excesses`: at most the bound where most layers grow
     -log s at most linearly. (The largest one, judged before, follows one layer: a first
     layer that barely moves the share makes the second's ratio large whatever the depth does,
-    as the crafted records of tests/analysis/test_experiments.py show.)"""
+    as the crafted records of tests/study/test_experiments.py show.)"""
     found = layer_excesses(shares)
     return float(np.median(found)) if found else math.nan
 
@@ -238,5 +238,5 @@ def rank_collapse(study):
 
 NOTE = ("post-LN's share falls far below pre-LN's: the LayerNorm after each sum divides the "
         "identity path by the sum's size, the finding Noci et al. 2022 (Fig. 1) and Shi et al. "
-        "2022 (abstract) report (transformer/analysis/expectations.py); judged against the "
+        "2022 (abstract) report (transformer/study/expectations.py); judged against the "
         "identity path's own share, not against Dong et al.")

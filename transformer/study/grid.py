@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..evaluation import evaluate
+from ..instruments.plots import plot_grid
 from .expectations import expectation
-from .plots import plot_grid
 from .processes import map_runs, process_count
-from .study import (
+from .toolkit import (
     VALID_EXAMPLES,
     Check,
     Outcome,

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from transformer.analysis import (
+from transformer.instruments import (
     plot_attention,
     plot_curves,
     plot_depth_profiles,
@@ -117,7 +117,7 @@ def test_depth_profiles_draw_bounds_and_theory_on_one_y_axis():
 
 
 def test_verdicts_one_row_per_check(tmp_path):
-    from transformer.analysis.plots import plot_verdicts
+    from transformer.instruments.plots import plot_verdicts
 
     checks = [("E1", "post-LN dec", 3.0, 0.5, 2.0, None, "held"),
               ("E2", "pre-LN enc", 0.1, 0.05, -0.8, -0.2, "NOT held"),
@@ -134,7 +134,7 @@ def test_verdicts_one_row_per_check(tmp_path):
 
 
 def test_grid_figure_one_panel_per_depth_and_warmup():
-    from transformer.analysis.plots import plot_grid
+    from transformer.instruments.plots import plot_grid
 
     rows = [{"depth": 6, "warmup": warmup, "lr": lr, "norm": norm, "seed": 0,
              "valid_loss": 3.0 + lr * 10 + (norm == "post-LN")}

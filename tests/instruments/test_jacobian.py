@@ -7,9 +7,9 @@ import pytest
 
 import minigrad as mg
 from transformer import Transformer, TransformerConfig
-from transformer.analysis import isometry_defects, residual_blocks, residual_jacobian_norms
 from transformer.data.batching import make_batch
 from transformer.data.vocab import Vocab
+from transformer.instruments import isometry_defects, residual_blocks, residual_jacobian_norms
 
 PAIRS = [([4, 5, 6], [5, 4]), ([6, 4], [4, 6, 5])]
 

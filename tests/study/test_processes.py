@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from transformer.analysis.experiments.e5_e6_warmup import ladder
-from transformer.analysis.processes import map_runs
-from transformer.analysis.study import TaskData
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import encode_pairs
+from transformer.study.experiments.e5_e6_warmup import ladder
+from transformer.study.processes import map_runs
+from transformer.study.toolkit import TaskData
 
 
 def where_and_how(item):

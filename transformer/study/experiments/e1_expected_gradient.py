@@ -5,8 +5,8 @@ post-LN decoder's attenuation)."""
 
 import numpy as np
 
-from ..plots import Panels, plot_depth_profiles
-from ..study import Check, Outcome, bound_lines, experiment, ffn_w2, mean_value
+from ...instruments.plots import Panels, plot_depth_profiles
+from ..toolkit import Check, Outcome, bound_lines, experiment, ffn_w2, mean_value
 
 
 @experiment(name="E1", title="expected gradient by layer",

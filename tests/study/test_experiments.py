@@ -8,10 +8,14 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-import transformer.analysis.experiments  # noqa: F401  (registers E1-E9)
-from transformer.analysis import GradientFlowRecorder
-from transformer.analysis.expectations import EXPECTATIONS, expectation
-from transformer.analysis.experiments.e4_rank_collapse import (
+import transformer.study.experiments  # noqa: F401  (registers E1-E9)
+from transformer.data import Example, Vocab, tokenize
+from transformer.data.batching import encode_pairs
+from transformer.instruments import GradientFlowRecorder
+from transformer.instruments.streams import layer_streams
+from transformer.residual import deepnorm_constants, stack_blocks
+from transformer.study.expectations import EXPECTATIONS, expectation
+from transformer.study.experiments.e4_rank_collapse import (
     EXACT_FLOOR,
     FLOOR,
     attention_stack,
@@ -22,8 +26,7 @@ from transformer.analysis.experiments.e4_rank_collapse import (
     pure_attention_exact,
     too_few_ratios,
 )
-from transformer.analysis.streams import layer_streams
-from transformer.analysis.study import (
+from transformer.study.toolkit import (
     EXPERIMENTS,
     Check,
     Outcome,
@@ -33,9 +36,6 @@ from transformer.analysis.study import (
     train,
     warmup_schedule,
 )
-from transformer.data import Example, Vocab, tokenize
-from transformer.data.batching import encode_pairs
-from transformer.residual import deepnorm_constants, stack_blocks
 
 SIZES = dict(d_model=8, n_heads=2, d_ff=16)
 

@@ -4,10 +4,10 @@ and run on a tiny task, then run through the command line's registry."""
 import re
 from pathlib import Path
 
-import transformer.analysis.experiments  # noqa: F401
-from transformer.analysis.study import EXPERIMENTS, Scale, Study, TaskData, run_experiments
+import transformer.study.experiments  # noqa: F401
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import encode_pairs
+from transformer.study.toolkit import EXPERIMENTS, Scale, Study, TaskData, run_experiments
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "write_your_own_experiment.md"
 

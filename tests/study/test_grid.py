@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from transformer.analysis.expectations import expectation
-from transformer.analysis.grid import PRESETS, Grid, judge_grid, run_grid
-from transformer.analysis.study import Scale, TaskData
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import encode_pairs
+from transformer.study.expectations import expectation
+from transformer.study.grid import PRESETS, Grid, judge_grid, run_grid
+from transformer.study.toolkit import Scale, TaskData
 
 XIONG = PRESETS["xiong"]  # peaks (1e-2, 5e-3), post-LN warmups (0, 30, 120) and pre-LN
 JUDGED = ("E5.warmup_never_hurts", "E5.longest_beats_none", "E5.no_warmup_fails",

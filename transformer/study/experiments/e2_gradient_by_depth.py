@@ -3,8 +3,8 @@ the abstract states it: large near the output post-LN, well-behaved pre-LN)."""
 
 import numpy as np
 
-from ..plots import Panels, plot_depth_profiles
-from ..study import STACK_NAMES, Check, Outcome, experiment, ffn_w2, mean_value, slope
+from ...instruments.plots import Panels, plot_depth_profiles
+from ..toolkit import STACK_NAMES, Check, Outcome, experiment, ffn_w2, mean_value, slope
 
 
 @experiment(name="E2", title="last layer's gradient by depth", claim="Xiong et al. 2020")

@@ -4,11 +4,11 @@ trained without warmup or LayerNorm."""
 
 import numpy as np
 
-from ..jacobian import isometry_defects
-from ..plots import Series, plot_curves
+from ...instruments.jacobian import isometry_defects
+from ...instruments.plots import Series, plot_curves
+from ...instruments.streams import layer_streams
 from ..processes import map_runs
-from ..streams import layer_streams
-from ..study import Check, Outcome, build_model, experiment, make_trainer, train
+from ..toolkit import Check, Outcome, build_model, experiment, make_trainer, train
 
 REZERO_LR = 1e-3  # the constant rate of every arm (no warmup)
 

@@ -1,6 +1,6 @@
 """The experiments of examples/gradient_flow.py, one per module, each registered by
-`@experiment` (transformer/analysis/study.py) under its id; their expectations are in
-transformer/analysis/expectations.py.
+`@experiment` (transformer/study/toolkit.py) under its id; their expectations are in
+transformer/study/expectations.py.
 
     E1  Xiong et al. 2020 / Liu et al. 2020: the expected ‖∂L/∂W2‖ by layer at init
     E2  Xiong et al. 2020: the last layer's expected gradient against depth

@@ -8,9 +8,9 @@ import numpy as np
 
 import minigrad as mg
 
-from ..plots import plot_depth_profiles
+from ...instruments.plots import plot_depth_profiles
 from ..processes import map_runs
-from ..study import Check, Outcome, build_model, experiment, make_trainer, slope, train
+from ..toolkit import Check, Outcome, build_model, experiment, make_trainer, slope, train
 
 PERTURBATION = 0.01  # each weight matrix moves by this fraction of its own rms
 ADAM_LR = 1e-3  # the real update: one Adam step at this rate

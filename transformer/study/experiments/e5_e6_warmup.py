@@ -8,10 +8,10 @@ import math
 import numpy as np
 
 from ...evaluation import evaluate
+from ...instruments.plots import Series, plot_curves
 from ..expectations import expectation
-from ..plots import Series, plot_curves
 from ..processes import map_runs
-from ..study import (
+from ..toolkit import (
     VALID_EXAMPLES,
     Check,
     Outcome,

@@ -6,9 +6,9 @@ import numpy as np
 
 import minigrad as mg
 
+from ...instruments.plots import plot_depth_profiles
 from ..expectations import expectation
-from ..plots import plot_depth_profiles
-from ..study import Check, Outcome, bound_lines, experiment, ffn_gain, mean_value
+from ..toolkit import Check, Outcome, bound_lines, experiment, ffn_gain, mean_value
 
 
 def embedding_powers(model, batch, pad_id):

@@ -29,13 +29,13 @@ from ..data import Vocab, load_task
 from ..data.batching import Batch, BatchIterator, encode_pairs, make_batch
 from ..data.grammar import toy_en_es
 from ..initialization import initialize
+from ..instruments.noise import gradient_statistics, probe_loss
+from ..instruments.plots import plot_verdicts
+from ..instruments.recorder import GradientFlowRecorder, select, write_csv
 from ..model import Transformer
 from ..residual import apply_scheme, scheme
 from ..training import NonFiniteLossError, Trainer, TrainingConfig, paper_optimizer
 from .expectations import expectation
-from .noise import gradient_statistics, probe_loss
-from .plots import plot_verdicts
-from .recorder import GradientFlowRecorder, select, write_csv
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -257,7 +257,7 @@ HELD, NOT_HELD, UNTESTABLE, REPORTED = "held", "NOT held", "not testable", "repo
 @dataclass
 class Check:
     """A figure measured once per seed, judged on its mean against [low, high]: the bounds of
-    the Expectation `expect` (transformer/analysis/expectations.py), or explicit ones (a
+    the Expectation `expect` (transformer/study/expectations.py), or explicit ones (a
     user's own); with neither it is only reported. `untestable` (a reason) makes it "not
     testable at this scale" whatever the values."""
 

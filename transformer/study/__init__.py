@@ -1,0 +1,32 @@
+"""The gradient-flow study: experiments on the product's instruments (transformer/instruments/),
+which it imports and which never import it.
+
+- the experiment toolkit (`toolkit`, docs/write_your_own_experiment.md): `experiment` (the
+  registering decorator), `Study`, `Scale`, `TaskData`, `build_model`, `make_trainer`,
+  `train`, `warmup_schedule`, `Check`, `Outcome`, `run_experiments`;
+- `EXPECTATIONS` (expectations.py, what the study expects, fixed before it runs);
+- `Grid`, `run_grid` and `judge_grid` (the grid runner and its verdicts, `PRESETS`);
+- `experiments`: E1-E9 of examples/gradient_flow.py, one module each.
+"""
+
+from .expectations import EXPECTATIONS, Expectation
+from .grid import PRESETS, Grid, judge_grid, run_grid
+from .toolkit import (
+                    EXPERIMENTS,
+                    QUICK,
+                    Check,
+                    Outcome,
+                    Scale,
+                    Study,
+                    TaskData,
+                    build_model,
+                    experiment,
+                    make_trainer,
+                    run_experiments,
+                    train,
+                    warmup_schedule,
+)
+
+__all__ = ["EXPECTATIONS", "EXPERIMENTS", "PRESETS", "QUICK", "Check", "Expectation", "Grid",
+           "Outcome", "Scale", "Study", "TaskData", "build_model", "experiment", "judge_grid",
+           "make_trainer", "run_experiments", "run_grid", "train", "warmup_schedule"]
