@@ -38,6 +38,7 @@ from transformer.study.grid import (
     judge_grid,
     run_grid,
 )
+from transformer.study.statistics import OUTCOMES, REPORTED
 from transformer.study.toolkit import (
     DEFAULT,
     EXPERIMENTS,
@@ -155,15 +156,16 @@ def main_experiments(args, out):
     for outcome in run_experiments(names, scale, Study(scale)):
         outcome.save(out)
         outcomes.append(outcome)
-        print(outcome.summary(), flush=True)
-        print(f"    [{outcome.claim}; {time.perf_counter() - started:.0f} s so far]", flush=True)
-        for note in outcome.notes:
+        for note in [outcome.claim, *outcome.notes]:
             print(f"    {note}", flush=True)
+        print(outcome.summary(), flush=True)
     summary_figure(outcomes, scale.quick).savefig(out / "summary.png", dpi=120)
     write_verdicts(outcomes, out / "verdicts.json", scale)
-    counts = {verdict: sum(o.verdict == verdict for o in outcomes)
-              for verdict in ("held", "NOT held", "not testable", "reported")}
+    counted = [outcome for outcome in outcomes if not outcome.mechanism]
+    counts = {verdict: sum(o.verdict == verdict for o in counted)
+              for verdict in (*OUTCOMES, REPORTED)}
     print(", ".join(f"{count} {verdict}" for verdict, count in counts.items()) +
+          f" (mechanism checks not counted: {len(outcomes) - len(counted)})" +
           f" ({scale.seeds} seed(s); {time.perf_counter() - started:.0f} s; plots, CSVs and "
           f"verdicts.json in {out})")
     if scale.quick:
@@ -196,9 +198,9 @@ def main_grid(args, out):
     grid_figure(rows).savefig(out / "grid.png", dpi=120)
     outcomes = judge_grid(rows, grid)
     for outcome in outcomes:
-        print(f"{outcome.id}: {outcome.headline} [{outcome.claim}] -> {outcome.verdict}")
         for check in outcome.checks:
             print(f"    {check}")
+        print(f"{outcome.id}: {outcome.headline} [{outcome.claim}] -> {outcome.verdict}")
     write_verdicts(outcomes, out / "verdicts.json", dataclasses.replace(scale, seeds=grid.seeds))
     print(f"({time.perf_counter() - started:.0f} s; grid.csv, grid.png and verdicts.json in "
           f"{out})")

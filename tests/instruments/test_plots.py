@@ -119,16 +119,16 @@ def test_depth_profiles_draw_bounds_and_theory_on_one_y_axis():
 def test_verdicts_one_row_per_check(tmp_path):
     from transformer.instruments.plots import plot_verdicts
 
-    checks = [("E1", "post-LN dec", 3.0, 0.5, 2.0, None, "held"),
-              ("E2", "pre-LN enc", 0.1, 0.05, -0.8, -0.2, "NOT held"),
-              ("E9", "slope", 1.0, 0.0, None, 0.6, "NOT held")]
+    checks = [("E1", "post-LN dec", 3.0, (2.5, 3.5), 2.0, None, "held"),
+              ("E2", "pre-LN enc", 0.1, (0.05, 0.15), -0.8, -0.2, "NOT held"),
+              ("E9", "slope", 1.0, (1.0, 1.0), None, 0.6, "NOT held")]
     figure = plot_verdicts(checks, "all verdicts", path=tmp_path / "summary.png")
     assert len(figure.axes) == 3 and figure.get_suptitle() == "all verdicts"
     assert [ax.get_ylabel() for ax in figure.axes] == [
         "E1 post-LN dec: held", "E2 pre-LN enc: NOT held", "E9 slope: NOT held"]
-    for ax, (*_, mean, std, low, high, _) in zip(figure.axes, checks):
+    for ax, (*_, mean, (lower, upper), low, high, _) in zip(figure.axes, checks):
         left, right = ax.get_xlim()
-        assert left < mean - std and mean + std < right
+        assert left < lower <= mean <= upper < right
         assert all(left < b < right for b in (low, high) if b is not None)
     assert (tmp_path / "summary.png").read_bytes()[:4] == PNG_MAGIC
 

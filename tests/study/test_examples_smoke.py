@@ -28,7 +28,7 @@ PAIRS = [(SENTENCE, "el animal no cruzó la calle porque estaba demasiado cansad
     ("it was tired because it was late", "estaba cansado porque era tarde"),
     ("the animal crossed the street", "el animal cruzó la calle"),
 ] * 2
-VERDICT = re.compile(r" -> (held|NOT held|not testable|reported)$")
+VERDICT = re.compile(r" -> (held|NOT held|inconclusive|not testable|reported)$")
 
 
 @pytest.fixture(scope="module")

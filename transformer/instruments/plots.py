@@ -157,23 +157,26 @@ def plot_flow_over_training(tables, title, path=None):
     return _finish(figure, path, suptitle=title)
 
 
-VERDICT_COLOURS = {"held": "tab:green", "NOT held": "tab:red", "reported": "0.5"}
+VERDICT_COLOURS = {"held": "tab:green", "NOT held": "tab:red", "inconclusive": "tab:orange",
+                   "not testable": "0.5", "reported": "0.5"}
 
 
 def plot_verdicts(checks, title, path=None):
-    """One summary of judged figures: `checks` = [(experiment id, label, mean, std, low, high,
-    verdict)], one row each, the measured mean ± std as a dot (coloured by verdict) beside the
-    judged interval as a grey bar, every row on its own scale (each row's axis runs over its
-    bounds and its value)."""
+    """One summary of judged figures: `checks` = [(experiment id, label, mean, (interval low,
+    interval high), low, high, verdict)], one row each, the measured mean as a dot (coloured by
+    verdict) with its interval as the bar, beside the claimed range [low, high] as a grey band,
+    every row on its own scale (each row's axis runs over its bounds and its interval)."""
     figure, axes = new_figure(len(checks), 1, panel_size=(8.0, 0.42))
-    for ax, (experiment, label, mean, std, low, high, verdict) in zip(axes[:, 0], checks):
-        finite = [v for v in (mean - std, mean + std, low, high) if v is not None]
+    for ax, (experiment, label, mean, (lower, upper), low, high, verdict) in zip(axes[:, 0],
+                                                                                  checks):
+        finite = [v for v in (lower, upper, low, high) if v is not None]
         left, right = min(finite), max(finite)
         margin = 0.15 * (right - left) or 0.5 * (abs(right) or 1.0)
         left, right = left - margin, right + margin
         ax.axvspan(left if low is None else low, right if high is None else high,
                    color="0.88")
-        ax.errorbar([mean], [0], xerr=[std], marker="o", color=VERDICT_COLOURS[verdict])
+        ax.errorbar([mean], [0], xerr=[[mean - lower], [upper - mean]], marker="o",
+                    color=VERDICT_COLOURS[verdict])
         ax.set_xlim(left, right)
         ax.set_yticks([])
         ax.tick_params(axis="x", labelsize="x-small", pad=1)

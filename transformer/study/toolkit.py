@@ -13,6 +13,7 @@ own (docs/write_your_own_experiment.md):
 
 import json
 import math
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from ..instruments.recorder import GradientFlowRecorder, select, write_csv
 from ..model import Transformer
 from ..residual import apply_scheme, scheme
 from ..training import NonFiniteLossError, Trainer, TrainingConfig, paper_optimizer
+from . import statistics
 from .expectations import expectation
 
 if TYPE_CHECKING:
@@ -251,15 +253,14 @@ def ffn_gain(d_model: int, d_ff: int) -> float:
 
 
 # ----- outcomes -------------------------------------------------------------------------------
-HELD, NOT_HELD, UNTESTABLE, REPORTED = "held", "NOT held", "not testable", "reported"
-
-
 @dataclass
 class Check:
-    """A figure measured once per seed, judged on its mean against [low, high]: the bounds of
-    the Expectation `expect` (transformer/study/expectations.py), or explicit ones (a
-    user's own); with neither it is only reported. `untestable` (a reason) makes it "not
-    testable at this scale" whatever the values."""
+    """A figure measured once per seed, judged on the 95% interval of its mean (statistics.py)
+    against [low, high]: the bounds of the Expectation `expect` (expectations.py), or explicit
+    ones (a user's own); with neither it is only reported. `untestable` (a reason) makes it
+    "not testable" whatever the values; so does a check of fewer than two seeds (no interval).
+    `paired`: the values are per-seed differences of a comparison paired by seed
+    (statistics.paired_differences), which the method says."""
 
     label: str
     values: Sequence[float] | np.ndarray  # one per seed; a list of floats once made
@@ -267,6 +268,7 @@ class Check:
     high: float | None = None
     expect: str | None = None
     untestable: str | None = None
+    paired: bool = False
 
     def __post_init__(self) -> None:
         if self.expect is not None:
@@ -275,23 +277,58 @@ class Check:
         self.values = [float(v) for v in np.atleast_1d(self.values)]
 
     @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def bounded(self) -> bool:
+        return self.low is not None or self.high is not None
+
+    @property
+    def reason(self) -> str | None:
+        """Why the check is not testable, None where it is."""
+        if self.untestable is not None:
+            return self.untestable
+        if self.bounded and self.n < 2:
+            return f"{self.n} seed(s): no interval"
+        if self.bounded and not all(math.isfinite(v) for v in self.values):
+            return "a seed's figure is not finite (a diverged run): no interval"
+        return None
+
+    @property
     def judged(self) -> bool:
-        return self.untestable is None and (self.low is not None or self.high is not None)
+        """Whether the check is held, NOT held or inconclusive (bounded and testable)."""
+        return self.bounded and self.reason is None
 
     @property
     def mean(self) -> float:
         return float(np.mean(self.values)) if self.values else math.nan
 
     @property
-    def held(self) -> bool:
-        return (self.low is None or self.mean >= self.low) and \
-            (self.high is None or self.mean <= self.high)
+    def sd(self) -> float:
+        return statistics.sample_sd(self.values)
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The 95% interval of the mean ((nan, nan) below two seeds or with a non-finite
+        value)."""
+        if self.n < 2 or not all(math.isfinite(v) for v in self.values):
+            return math.nan, math.nan
+        return statistics.mean_interval(self.values)
+
+    @property
+    def method(self) -> str:
+        method = statistics.interval_method(self.n)
+        return f"{method} {statistics.PAIRED}" if self.paired else method
 
     @property
     def verdict(self) -> str:
-        if self.untestable is not None:
-            return UNTESTABLE
-        return (HELD if self.held else NOT_HELD) if self.judged else REPORTED
+        """held, NOT held, inconclusive, not testable, or reported (no bound)."""
+        if not self.bounded:
+            return statistics.REPORTED if self.untestable is None else statistics.NOT_TESTABLE
+        if self.reason is not None:
+            return statistics.NOT_TESTABLE
+        return statistics.judge(self.interval, self.low, self.high)
 
     def bounds_text(self) -> str:
         if self.low is not None and self.high is not None:
@@ -299,24 +336,34 @@ class Check:
         return f">= {self.low:g}" if self.low is not None else f"<= {self.high:g}"
 
     def __str__(self) -> str:
-        text = f"{self.label} {self.mean:.3g}±{np.std(self.values):.2g}"
-        if self.untestable is not None:
-            return f"{text} (not testable at this scale: {self.untestable})"
-        if not self.judged:
+        low, high = self.interval
+        text = f"{self.label} {self.mean:.3g}" + \
+            (f" [{low:.3g}, {high:.3g}]" if self.n >= 2 and math.isfinite(low) else "") + \
+            f" n={self.n}"
+        if self.reason is not None and (self.bounded or self.untestable is not None):
+            return f"{text} (not testable: {self.reason})"
+        if not self.bounded:
             return text
         return f"{text} ({self.bounds_text()}: {self.verdict})"
 
     def record(self) -> dict:
         """The check as a dict for verdicts.json."""
-        return {"label": self.label, "values": self.values, "mean": self.mean,
-                "low": self.low, "high": self.high, "expectation": self.expect,
-                "verdict": self.verdict, "untestable": self.untestable}
+        low, high = self.interval
+        found = {"label": self.label, "values": self.values, "n": self.n, "mean": self.mean,
+                 "sd": self.sd, "interval": [low, high], "method": self.method,
+                 "low": self.low, "high": self.high, "expectation": self.expect,
+                 "outcome": self.verdict}
+        if self.verdict == statistics.NOT_TESTABLE:
+            found["reason"] = self.reason
+        return found
 
 
 @dataclass
 class Outcome:
     """One experiment's result: the claim it tests, its checks, its measurements (CSV rows)
-    and its figure (None: none)."""
+    and its figure (None: none). `mechanism`: the experiment checks a mechanism that follows
+    from others' findings, not independent evidence: its outcome is not counted among the
+    verdicts. `seconds`: how long it ran (set by `run_experiments`)."""
 
     id: str
     name: str
@@ -326,25 +373,27 @@ class Outcome:
     rows: list[dict]
     figure: "Figure | None" = None
     notes: list[str] = field(default_factory=list)
+    mechanism: bool = False
+    seconds: float | None = None
 
     @property
     def verdict(self) -> str:
-        """NOT held if any judged check fails; held if every judged one holds; not testable
-        if none is judged but one is untestable; else reported."""
-        verdicts = [check.verdict for check in self.checks]
-        if NOT_HELD in verdicts:
-            return NOT_HELD
-        if HELD in verdicts:
-            return HELD
-        return UNTESTABLE if UNTESTABLE in verdicts else REPORTED
+        """statistics.experiment_outcome of the checks' outcomes."""
+        return statistics.experiment_outcome(check.verdict for check in self.checks)
 
     def summary(self) -> str:
         checks = "; ".join(str(check) for check in self.checks)
-        return f"{self.id}: {self.headline}: {checks} -> {self.verdict}"
+        took = f" ({self.seconds:.0f} s)" if self.seconds is not None else ""
+        kind = " [mechanism check, not counted]" if self.mechanism else ""
+        return f"{self.id}: {self.headline}: {checks}{took}{kind} -> {self.verdict}"
 
     def record(self) -> dict:
-        return {"id": self.id, "name": self.name, "claim": self.claim, "verdict": self.verdict,
-                "checks": [check.record() for check in self.checks], "notes": self.notes}
+        found = {"id": self.id, "name": self.name, "claim": self.claim, "outcome": self.verdict,
+                 "checks": [check.record() for check in self.checks], "notes": self.notes,
+                 "seconds": self.seconds}
+        if self.mechanism:
+            found["mechanism"] = True
+        return found
 
     def save(self, folder: str | Path) -> None:
         """Write `<id>_<name>.csv` (and `.png` with a figure) into `folder`."""
@@ -363,10 +412,10 @@ def write_verdicts(outcomes: Iterable[Outcome], path: str | Path, scale: Scale) 
 
 def summary_figure(outcomes: Iterable[Outcome], quick: bool = False) -> "Figure":
     """Every judged check of `outcomes` against its bounds, one row each."""
-    rows = [(outcome.id, check.label, check.mean, float(np.std(check.values)), check.low,
-             check.high, check.verdict)
+    rows = [(outcome.id, check.label, check.mean, check.interval, check.low, check.high,
+             check.verdict)
             for outcome in outcomes for check in outcome.checks if check.judged]
-    title = "verdicts (mean ± std over seeds; grey: the expected interval)"
+    title = "verdicts (mean and its 95% interval over seeds; grey: the claimed range)"
     return plot_verdicts(rows, ("smoke run, not the study: " if quick else "") + title)
 
 
@@ -412,7 +461,10 @@ def run_experiments(names: Sequence[str], scale: Scale = DEFAULT,
                          f"{', '.join(EXPERIMENTS)}")
     study = study if study is not None else Study(scale)
     for name in names:
-        yield EXPERIMENTS[name].run(study)
+        started = time.perf_counter()
+        outcome = EXPERIMENTS[name].run(study)
+        outcome.seconds = time.perf_counter() - started
+        yield outcome
 
 
 def bound_lines(*keys: str, factor: float = 1.0) -> dict[str, float]:
