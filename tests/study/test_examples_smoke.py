@@ -78,15 +78,17 @@ def test_every_experiment_at_a_toy_scale(tmp_path):
     examples = [Example(s, s, "copy") for s in sentences]
     vocab = Vocab.build([tokenize(s) for s in sentences])
     data = TaskData(vocab, encode_pairs(examples, vocab), examples, examples)
-    scale = Scale(seeds=2, d_model=8, n_heads=2, d_ff=16, probe_batches=2, probe_batch_size=4,
-                  depth=2, deep=3, depths=(1, 2), quick=True,
-                  extra=dict(translation_steps=3, translation_warmups=(0, 1), copy_steps=3,
-                             copy_depth=1, copy_warmups=(0, 1), rezero_steps=2,
-                             perturbation_seeds=2, perturbation_draws=2))
+    scale = Scale(seeds=2, train_seeds=2, d_model=8, n_heads=2, d_ff=16, probe_batches=2,
+                  probe_batch_size=4, depth=2, deep=3, depths=(1, 2), perturbation_depths=(1, 2),
+                  quick=True, extra=dict(translation_steps=3, translation_warmups=(0, 1, 2),
+                                         copy_steps=3, copy_depth=1, copy_warmup=1,
+                                         rezero_steps=2, perturbation_draws=2,
+                                         figure3_warmup=1))
     study = Study(scale, data, tasks={"copy": data})
-    outcomes = [EXPERIMENTS[f"E{number}"].run(study) for number in range(1, 10)]
-    for number, outcome in enumerate(outcomes, start=1):
-        assert outcome.summary().startswith(f"E{number}: ")
+    names = [f"E{number}" for number in range(1, 10)] + ["F3"]
+    outcomes = [EXPERIMENTS[name].run(study) for name in names]
+    for name, outcome in zip(names, outcomes):
+        assert outcome.summary().startswith(f"{name}: ")
         assert VERDICT.search(outcome.summary())
         assert outcome.rows and outcome.checks and outcome.claim
         figure = outcome.figure
@@ -96,7 +98,9 @@ def test_every_experiment_at_a_toy_scale(tmp_path):
             if len(ax.get_legend_handles_labels()[1]) > 1:
                 assert ax.get_legend() is not None
         outcome.save(tmp_path)
-        assert len(list(tmp_path.glob(f"E{number}_*.png"))) == 1
+        stem = "xiong_figure3" if name == "F3" else f"{name}_*"
+        assert len(list(tmp_path.glob(f"{stem}.png"))) == 1
+    assert outcomes[6].mechanism and outcomes[6].record()["mechanism"] is True
     summary = summary_figure(outcomes, quick=True)
     judged = sum(check.judged for outcome in outcomes for check in outcome.checks)
     assert len(summary.axes) == judged
@@ -118,5 +122,6 @@ def test_gradient_flow_quick(tmp_path):
         assert VERDICT.search(line), line
         assert len(list(tmp_path.glob(f"E{number}_*.png"))) == 1
         assert len(list(tmp_path.glob(f"E{number}_*.csv"))) == 1
+    assert (tmp_path / "xiong_figure3.png").stat().st_size > 0
     assert (tmp_path / "summary.png").stat().st_size > 0
     assert (tmp_path / "verdicts.json").stat().st_size > 0

@@ -49,6 +49,8 @@ def assert_usage_error(result, *fragments):
     (["--grid", "nope"], ["--grid", "'nope'", "xiong"]),
     (["--load", "missing.py"], ["--load missing.py", "no such Python file"]),
     (["--frobnicate"], ["unrecognized arguments: --frobnicate"]),
+    (["--set", "steps=abc"], ["--set", "'steps=abc'", "Python literal"]),
+    (["--only", "init,E99"], ["--only", "unknown experiment E99", "init"]),
 ])
 def test_a_wrong_flag_is_one_error_line(tmp_path, args, fragments):
     out = tmp_path / "out"
@@ -108,7 +110,9 @@ def test_the_grid_runner_forecasts_then_writes_one_csv_and_one_figure(tmp_path):
     verdicts = json.loads((tmp_path / "verdicts.json").read_text())["outcomes"]
     assert [outcome["id"] for outcome in verdicts] == ["lr 0.001", "lr 0.01"]
     assert {check["expectation"] for check in verdicts[0]["checks"]} == {
-        None, "E5.warmup_never_hurts", "E5.longest_beats_none"}
+        None, "E5.warmup_essential"}
+    judged = next(c for c in verdicts[0]["checks"] if c["expectation"])
+    assert judged["outcome"] == "not testable" and "fewer than the 5" in judged["reason"]
     assert any(line.startswith("lr 0.01: ") for line in lines)
     again = run_script("--grid", "custom", "--depths", "1", "--steps", "6", "--out", tmp_path)
     assert_usage_error(again, "already holds results", "grid.csv")

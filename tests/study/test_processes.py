@@ -13,7 +13,7 @@ from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import encode_pairs
 from transformer.study.experiments.e5_e6_warmup import ladder
 from transformer.study.processes import map_runs
-from transformer.study.toolkit import TaskData
+from transformer.study.toolkit import ModelSizes, TaskData
 
 
 def where_and_how(item):
@@ -52,8 +52,10 @@ def test_a_ladder_gives_the_same_figures_in_one_process_or_two():
     def last_loss(model, losses):
         return losses[-1]
 
-    figures = [ladder(data, 2, dict(d_model=8, n_heads=2, d_ff=16), 1e-2, (0, 3), (0, 1), 6,
-                      4, last_loss, processes) for processes in (1, 2)]
+    arms = {"post-LN, warmup 0": ("post-LN", 1e-2, 0), "post-LN, warmup 3": ("post-LN", 1e-2, 3),
+            "pre-LN, no warmup": ("pre-LN", 1e-2, 0)}
+    figures = [ladder(data, 2, ModelSizes(d_model=8, n_heads=2, d_ff=16), arms, (0, 1), 6, 4,
+                      last_loss, 3, processes) for processes in (1, 2)]
     (rows_one, _, final_one), (rows_two, _, final_two) = figures
     assert [(row["config"], row["seed"], row["step"]) for row in rows_one] == \
         [(row["config"], row["seed"], row["step"]) for row in rows_two]

@@ -43,9 +43,10 @@ def _finish(figure, path, suptitle=None):
 
 
 def _mean_std(values):
-    """Mean and standard deviation over seeds of (n_seeds, n) or (n,) values."""
+    """Mean and sample standard deviation (0 for one seed) over seeds of (n_seeds, n) or (n,)
+    values."""
     values = np.atleast_2d(np.asarray(values, dtype=float))
-    return values.mean(axis=0), values.std(axis=0)
+    return values.mean(axis=0), values.std(axis=0, ddof=1 if len(values) > 1 else 0)
 
 
 def _draw_guides(ax, bounds, theory) -> None:
@@ -65,7 +66,7 @@ def plot_depth_profiles(panels: Panels, title: str, xlabel: str = "layer",
                         theory: Panels | None = None, sharey: bool = True,
                         columns: int | None = None, path: str | Path | None = None) -> "Figure":
     """A quantity against layer (or depth), one line per configuration, mean with error bars
-    of ± one standard deviation over seeds. `panels` = {panel title: {line label: (xs,
+    of ± one sample standard deviation over seeds. `panels` = {panel title: {line label: (xs,
     values)}}, values (n_seeds, len(xs)); one panel each (e.g. encoder and decoder), on one
     y axis unless `sharey` is False. `bounds` = {panel title: {label: y}} draws the judged
     bounds, `theory` = {panel title: {label: (xs, ys)}} the theory's lines. The panels fill

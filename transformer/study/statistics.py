@@ -33,6 +33,8 @@ NORMAL_QUANTILE = 1.959964  # the standard normal's 0.975 quantile
 # Student's t distribution's 0.975 quantile by degrees of freedom (1 to NORMAL_FROM − 2)
 T_QUANTILES = (12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622,
                2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009)
+MIN_INIT_SEEDS = 10  # the study's least number of seeds of a measurement at initialization
+MIN_TRAIN_SEEDS = 5  # and of a training comparison
 T_METHOD = "t interval, 95%"
 NORMAL_METHOD = "normal interval, 95%"
 PAIRED = "on the per-seed differences"

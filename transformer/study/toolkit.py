@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from ..residual import apply_scheme, scheme
 from ..training import NonFiniteLossError, Trainer, TrainingConfig, paper_optimizer
 from . import statistics
 from .expectations import expectation
+from .processes import map_runs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -46,29 +47,42 @@ VALID_EXAMPLES = 200  # a run's final loss: teacher-forced, on this many validat
 STACK_NAMES = {"encoder": "enc", "decoder": "dec"}
 
 
+class ModelSizes(TypedDict):
+    """A model's sizes, as `build_model` takes them."""
+
+    d_model: int
+    n_heads: int
+    d_ff: int
+
+
 @dataclass(frozen=True)
 class Scale:
-    """Model sizes, seeds and budgets of a run; `extra` holds an experiment's own settings."""
+    """Model sizes, seeds and budgets of a run; `extra` holds an experiment's own settings.
+    `seeds`: the seeds of the measurements at init (E1-E4, E7, E9, Figure 3; at least 10 for
+    the study); `train_seeds`: the seeds of the training comparisons (E5, E6, E8; at least
+    5)."""
 
-    seeds: int = 3
+    seeds: int = 10
+    train_seeds: int = 5
     d_model: int = 32
     n_heads: int = 4
     d_ff: int = 128
     probe_batches: int = 16  # E1-E3, E7: the expected gradient over these validation batches
     probe_batch_size: int = 32
-    depth: int = 6  # E1, E3, E7, E8
-    deep: int = 12  # E4
-    depths: tuple[int, ...] = (2, 4, 6, 8, 12)  # E2, E9
+    depth: int = 6  # E1, E3, E7, E8, Figure 3(a,b)
+    deep: int = 12  # E4, E8's deep stack
+    depths: tuple[int, ...] = (6, 8, 10, 12, 14)  # E2, Figure 3(c,d): Xiong et al.'s depths
+    perturbation_depths: tuple[int, ...] = (2, 4, 6, 8, 12)  # E9
     batch_size: int = 32
-    processes: int = 0  # E5, E6, E8, E9 and the grid: runs at once (0: one per core)
+    processes: int = 0  # runs at once, each in a process of its own (0: one per core)
     quick: bool = False  # a smoke run: its verdicts are not the study's
     # toy-en-es split sizes; empty: the task's
     toy_sizes: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def model_sizes(self) -> dict[str, int]:
-        return dict(d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff)
+    def model_sizes(self) -> "ModelSizes":
+        return ModelSizes(d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff)
 
     def get(self, key: str, default: Any) -> Any:
         """An experiment's own setting `key` (its default unless `extra` sets it)."""
@@ -76,10 +90,10 @@ class Scale:
 
 
 DEFAULT = Scale()
-QUICK = Scale(seeds=1, d_model=16, n_heads=2, d_ff=64, probe_batches=2, probe_batch_size=16,
-              depth=3, deep=6, depths=(2, 4, 6), quick=True,
-              toy_sizes=dict(n_train=4000, n_valid=300, n_test=100, n_compositional=0,
-                             n_cross=0, n_long=0))
+QUICK = Scale(seeds=2, train_seeds=2, d_model=16, n_heads=2, d_ff=64, probe_batches=2,
+              probe_batch_size=16, depth=3, deep=4, depths=(2, 3), perturbation_depths=(1, 2),
+              quick=True, toy_sizes=dict(n_train=4000, n_valid=300, n_test=100,
+                                         n_compositional=0, n_cross=0, n_long=0))
 
 
 # ----- data, models, training -----------------------------------------------------------------
@@ -204,19 +218,40 @@ class Study:
         added."""
         key = (variant, depth, seed, init)
         if key not in self._rows:
-            model, pad = self.model(variant, depth, seed, init), self.data.vocab.pad_id
-            model.zero_grad()
-            label = variant if init == "xavier" else f"{variant}, {init}"
-            with GradientFlowRecorder(model, label) as recorder:
-                for number, batch in enumerate(self.probes, start=1):
-                    probe_loss(model, batch, pad).backward()
-                    recorder.end_pass(number)
-                    model.zero_grad()
-            rows = recorder.rows + gradient_statistics(model, self.probes, pad, label)
-            self._rows[key] = [dict(row, depth=depth, seed=seed) for row in rows]
+            self._rows[key] = self._measure(key, self.model(variant, depth, seed, init))
         return self._rows[key]
 
-    def values(self, variant: str, depth: int, pick: Callable[[list[dict]], Sequence[float]],
+    def measure(self, variants: Iterable[str], depths: Iterable[int],
+                inits: Iterable[str] = ("xavier",)) -> None:
+        """Measure the models of every variant, depth, init and seed not measured yet, spread
+        over `scale.processes` processes (processes.map_runs): `rows` then reads them."""
+        keys = [(variant, depth, seed, init) for variant in variants for depth in depths
+                for init in inits for seed in range(self.scale.seeds)
+                if (variant, depth, seed, init) not in self._rows]
+
+        def measure_one(key: tuple) -> list[dict]:
+            variant, depth, seed, init = key
+            return self._measure(key, build_model(self.data, seed, depth,
+                                                  **self.scale.model_sizes,
+                                                  scheme_name=variant, init=init))
+
+        for key, rows in zip(keys, map_runs(measure_one, keys, self.scale.processes)):
+            self._rows[key] = rows
+
+    def _measure(self, key: tuple, model: Transformer) -> list[dict]:
+        variant, depth, seed, init = key
+        pad = self.data.vocab.pad_id
+        model.zero_grad()
+        label = variant if init == "xavier" else f"{variant}, {init}"
+        with GradientFlowRecorder(model, label) as recorder:
+            for number, batch in enumerate(self.probes, start=1):
+                probe_loss(model, batch, pad).backward()
+                recorder.end_pass(number)
+                model.zero_grad()
+        rows = recorder.rows + gradient_statistics(model, self.probes, pad, label)
+        return [dict(row, depth=depth, seed=seed) for row in rows]
+
+    def values(self, variant: str, depth: int, pick: Callable[..., Sequence[float]],
                init: str = "xavier") -> np.ndarray:
         """(n_seeds, n): `pick(rows)` (n values) for each seed's model."""
         return np.array([pick(self.rows(variant, depth, seed, init))
@@ -243,13 +278,6 @@ def ffn_w2(stack: str, layer: int) -> str:
 def slope(xs: Sequence[float] | np.ndarray, ys: Sequence[float] | np.ndarray) -> float:
     """The least-squares slope of log y against log x."""
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
-
-
-def ffn_gain(d_model: int, d_ff: int) -> float:
-    """c = E‖FFN(x)‖² / ‖x‖² at init for this project's initialisation (Xavier-uniform
-    weights of variance 2/(fan_in + fan_out), zero biases, ReLU keeping half the power):
-    2·d·f/(d+f)². Xiong et al.'s weights of variance 1/d with d_ff = d give ½."""
-    return 2 * d_model * d_ff / (d_model + d_ff) ** 2
 
 
 # ----- outcomes -------------------------------------------------------------------------------
@@ -375,6 +403,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     mechanism: bool = False
     seconds: float | None = None
+    stem: str | None = None  # the files' name; default `<id>_<name>`
 
     @property
     def verdict(self) -> str:
@@ -396,8 +425,9 @@ class Outcome:
         return found
 
     def save(self, folder: str | Path) -> None:
-        """Write `<id>_<name>.csv` (and `.png` with a figure) into `folder`."""
-        stem = Path(folder) / f"{self.id}_{self.name}"
+        """Write `<stem>.csv` (and `.png` with a figure) into `folder`, the stem `<id>_<name>`
+        unless `stem` names it."""
+        stem = Path(folder) / (self.stem or f"{self.id}_{self.name}")
         write_csv(self.rows, stem.with_suffix(".csv"))
         if self.figure is not None:
             self.figure.savefig(stem.with_suffix(".png"), dpi=120)

@@ -1,22 +1,25 @@
-"""E7: the branch's share of ∂L/∂x against the skip's (Xiong et al. 2020, the pre-LN
-argument: the branch sees LN(x), whose Jacobian scales as 1/‖x_l‖)."""
+"""E7, a mechanism check (not counted among the verdicts): the branch's share of ∂L/∂x
+against the skip's. It follows from E3 (the pre-LN stream grows) and Xiong et al. 2020's
+Lemma 3 (the LayerNorm Jacobian scales as √d/‖x‖): not independent evidence for E1-E2."""
 
 import numpy as np
 
 from ...instruments.plots import Panels, plot_depth_profiles
-from ..toolkit import STACK_NAMES, Check, Outcome, experiment, mean_value
+from ..toolkit import STACK_NAMES, Check, Outcome, Study, experiment, mean_value
 
 BLOCK_TYPES = (("encoder", "self_attn"), ("encoder", "ffn"), ("decoder", "self_attn"),
                ("decoder", "cross_attn"), ("decoder", "ffn"))
 
 
-@experiment(name="E7", title="skip versus branch", claim="Xiong et al. 2020")
-def skip_versus_branch(study):
+@experiment(name="E7", title="skip versus branch (mechanism check)",
+            claim="Xiong et al. 2020, Lemma 3 and App. F; follows from E3")
+def skip_versus_branch(study: Study) -> Outcome:
     """Xiong et al. 2020 (§3.2, the pre-LN half of Theorem 1; paraphrase): in a pre-LN block
     the branch sees LN(x), whose Jacobian scales as 1/‖x_l‖, so the branch's part of ∂L/∂x
     shrinks against the skip's as the stream grows: share_l = ‖branch part‖ / ‖∂L/∂s‖ ∝
     1/‖x_l‖. The post-LN shares are reported beside them."""
     depth, layers = study.scale.depth, list(range(1, study.scale.depth + 1))
+    study.measure(("post-LN", "pre-LN"), [depth])
     panels: Panels = {}
     theory: Panels = {}
     fits: list[np.ndarray] = []  # per block type, per seed
@@ -50,8 +53,9 @@ def skip_versus_branch(study):
     figure = plot_depth_profiles(panels, f"E7: ‖branch part of ∂L/∂x‖ / ‖∂L/∂s‖ per block "
                                          f"type ({depth}+{depth} layers, init)",
                                  ylabel="branch / skip", theory=theory, columns=3)
-    return Outcome("E7", "skip_versus_branch", "Xiong et al. 2020",
+    return Outcome("E7", "skip_versus_branch", "Xiong et al. 2020, Lemma 3; follows from E3",
                    "the branch's share of ∂L/∂x against the skip's, means over block types",
-                   checks, study.all_rows(("post-LN", "pre-LN"), [depth]), figure)
+                   checks, study.all_rows(("post-LN", "pre-LN"), [depth]), figure,
+                   mechanism=True)
 
 
