@@ -59,7 +59,7 @@ SMOKE = ("--quick: a smoke run (d_model 16, two seeds, a few steps); its verdict
 
 
 # the measurements at initialization (`--only init`)
-GROUPS = {"init": ("E1", "E2", "E3", "E4", "E7", "E9", "F3")}
+GROUPS = {"init": ("E0", "E1", "E2", "E3", "E4", "E7", "E9", "F3")}
 
 
 def experiment_ids(text):
@@ -214,11 +214,11 @@ def main_experiments(args, out):
         print(outcome.summary(), flush=True)
     summary_figure(outcomes, scale.quick).savefig(out / "summary.png", dpi=120)
     write_verdicts(outcomes, out / "verdicts.json", scale)
-    counted = [outcome for outcome in outcomes if not outcome.mechanism]
+    counted = [outcome for outcome in outcomes if not (outcome.mechanism or outcome.instrument)]
     counts = {verdict: sum(o.verdict == verdict for o in counted)
               for verdict in (*OUTCOMES, REPORTED)}
     print(", ".join(f"{count} {verdict}" for verdict, count in counts.items()) +
-          f" (mechanism checks not counted: {len(outcomes) - len(counted)})" +
+          f" (mechanism and instrument checks not counted: {len(outcomes) - len(counted)})" +
           f" ({scale.seeds} seed(s); {time.perf_counter() - started:.0f} s; plots, CSVs and "
           f"verdicts.json in {out})")
     if scale.quick:

@@ -48,6 +48,12 @@ XIONG_LEMMA2 = (
     "initialization. [Lemma 2] It is easy to see that we have E(‖x^{pre}_{l,i}‖²) ≤ "
     "E(‖x^{pre,3}_{l,i}‖²) ≤ E(‖x^{pre}_{l,i}‖²) + d. [...] = E(‖x^{pre,3}_{l,i}‖²) + 1/2·d "
     "[App. C]")
+XIONG_LEMMA1 = (
+    "Xiong et al. 2020, Lemma 1 (§3.3) as App. C applies it",
+    "If X ∈ R^d is a Gaussian vector, X ~ N(0, σ²I_d), then E(‖ReLU(X)‖²) = 1/2·σ²d. [Lemma 1] "
+    "Again, for the ReLU activation function, the elements in W^{1,l} and W^{2,l} are i.i.d. "
+    "Gaussian random variables sampled from N(0, 1/d). According to Lemma 1, we have [...] "
+    "E(‖x^{post,4}_{l,i}‖²) = [...] = d/2 [App. C]")
 XIONG_WARMUP = (
     "Xiong et al. 2020, §3.2 'Results and discussions' (Fig. 2)",
     "First, we can see that for both optimizers, the learning rate warm-up stage is essential. "
@@ -204,7 +210,26 @@ def _make(key: str, paper: tuple[str, str], conditions: str, rule: str, basis: s
     return Expectation(key, source, quote, conditions, rule, basis, low, high, threshold_from)
 
 
+APP_C = ("App. C's setting, built as it states: one head, W^Q = W^K = 0 (uniform attention), "
+         "W^V, W¹, W² d × d with i.i.d. N(0, 1/d) entries, no W^O (the identity), zero biases, "
+         "LayerNorm γ = 1, β = 0, d_ff = d, at init, no dropout: met")
 EXPECTATIONS = {e.key: e for e in (
+    # E0: the instruments where the theory is exact (a miss is an instrument bug)
+    _make("E0.lemma1_ffn", XIONG_LEMMA1, APP_C, "post-LN: the FFN's output ‖x^{post,4}‖²/d "
+          "within ±5% of 1/2", "paper", low=0.475, high=0.525,
+          threshold_from="the lemma's equality; ±5% a choice for LayerNorm's ε and float32"),
+    _make("E0.lemma2_post_ln", XIONG_LEMMA2, APP_C, "post-LN: ‖x^{post,5}‖²/d within ±5% of "
+          "3/2", "paper", low=1.425, high=1.575,
+          threshold_from="the lemma's equality; ±5% as for Lemma 1"),
+    _make("E0.lemma2_pre_ln_low", XIONG_LEMMA2, APP_C + "; the encoder (the paper's layer)",
+          "pre-LN encoder: the stream's mean growth per layer per dimension at least 1/2",
+          "paper", low=0.5, threshold_from="the proof's lower step, d/2 a layer"),
+    _make("E0.lemma2_pre_ln_high", XIONG_LEMMA2, APP_C + "; the encoder",
+          "pre-LN encoder: the stream's mean growth per layer per dimension at most 3/2",
+          "paper", high=1.5, threshold_from="the proof's upper step, 3/2·d a layer"),
+    _make("E0.attention_at_most_d", XIONG_LEMMA2, APP_C + "; the encoder",
+          "pre-LN encoder: the attention sub-layer's output ‖x^{pre,2}‖²/d at most 1", "paper",
+          high=1.0, threshold_from="the proof's step: the attention adds at most d"),
     # E1: Fig. 3(a,b) at 6-6
     _make("E1.post_ln_decoder", XIONG_EXTENDED, INIT_CONDITIONS + "; 6-6 layers as Fig. 3(a,b), "
           "d_model 32 instead of 512; Fig. 3's stack is not stated: the decoder is judged, its "

@@ -390,8 +390,9 @@ class Check:
 class Outcome:
     """One experiment's result: the claim it tests, its checks, its measurements (CSV rows)
     and its figure (None: none). `mechanism`: the experiment checks a mechanism that follows
-    from others' findings, not independent evidence: its outcome is not counted among the
-    verdicts. `seconds`: how long it ran (set by `run_experiments`)."""
+    from others' findings, not independent evidence; `instrument`: it checks the instruments
+    where the theory is exact (a miss is a bug); neither is counted among the verdicts.
+    `seconds`: how long it ran (set by `run_experiments`)."""
 
     id: str
     name: str
@@ -402,6 +403,7 @@ class Outcome:
     figure: "Figure | None" = None
     notes: list[str] = field(default_factory=list)
     mechanism: bool = False
+    instrument: bool = False  # checks an instrument where the theory is exact: not counted
     seconds: float | None = None
     stem: str | None = None  # the files' name; default `<id>_<name>`
 
@@ -413,7 +415,8 @@ class Outcome:
     def summary(self) -> str:
         checks = "; ".join(str(check) for check in self.checks)
         took = f" ({self.seconds:.0f} s)" if self.seconds is not None else ""
-        kind = " [mechanism check, not counted]" if self.mechanism else ""
+        kind = " [mechanism check, not counted]" if self.mechanism else \
+            " [instrument check, not counted]" if self.instrument else ""
         return f"{self.id}: {self.headline}: {checks}{took}{kind} -> {self.verdict}"
 
     def record(self) -> dict:
@@ -422,6 +425,8 @@ class Outcome:
                  "seconds": self.seconds}
         if self.mechanism:
             found["mechanism"] = True
+        if self.instrument:
+            found["instrument"] = True
         return found
 
     def save(self, folder: str | Path) -> None:

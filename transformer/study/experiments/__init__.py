@@ -2,6 +2,7 @@
 `@experiment` (transformer/study/toolkit.py) under its id; their expectations are in
 transformer/study/expectations.py.
 
+    E0  the instruments in Xiong et al. 2020's own setting (App. C), where Lemmas 1-2 are exact
     E1  Xiong et al. 2020 (Fig. 3(a,b)): the expected ‖∂L/∂W2‖ by layer at init
     E2  Xiong et al. 2020: the last layer's expected gradient against depth
     E3  Xiong et al. 2020: the LayerNorm input (post-LN) and the stream's growth (pre-LN)
@@ -18,6 +19,7 @@ its own.
 """
 
 from . import (  # noqa: F401  (each registers its experiment)
+    e0_xiong_setting,
     e1_expected_gradient,
     e2_gradient_by_depth,
     e3_layernorm_input,
