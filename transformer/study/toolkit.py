@@ -439,8 +439,10 @@ class Outcome:
 
 
 def write_verdicts(outcomes: Iterable[Outcome], path: str | Path, scale: Scale) -> None:
-    """verdicts.json: every outcome's verdict and checks, and whether it was a smoke run."""
-    payload = {"quick": scale.quick, "seeds": scale.seeds,
+    """verdicts.json: every outcome's checks (values, n, mean, sd, interval, method, bounds,
+    outcome), the seeds, and whether it was a smoke run."""
+    payload = {"quick": scale.quick, "seeds": scale.seeds, "train_seeds": scale.train_seeds,
+               "confidence": statistics.CONFIDENCE,
                "outcomes": [outcome.record() for outcome in outcomes]}
     Path(path).write_text(json.dumps(payload, indent=1, allow_nan=True) + "\n")
 
