@@ -101,6 +101,19 @@ def test_every_experiment_at_a_toy_scale(tmp_path):
         stem = "xiong_figure3" if name == "F3" else f"{name}_*"
         assert len(list(tmp_path.glob(f"{stem}.png"))) == 1
     assert outcomes[6].mechanism and outcomes[6].record()["mechanism"] is True
+    figure3 = outcomes[-1]  # Figure 3's data: per stack, 3 lines × seeds × layers, then depths
+    for stack in ("encoder", "decoder"):
+        by_layer = [row for row in figure3.rows if row["stack"] == stack and "depth" not in row]
+        assert {(row["config"], row["seed"], row["layer"]) for row in by_layer} == {
+            (config, seed, layer) for config in ("post-LN, init", "pre-LN, init",
+                                                 "post-LN, after 1 warm-up steps")
+            for seed in range(scale.seeds) for layer in range(1, scale.depth + 1)}
+        by_depth = [row for row in figure3.rows if row["stack"] == stack and "depth" in row]
+        assert {(row["config"], row["seed"], row["depth"]) for row in by_depth} == {
+            (config, seed, depth) for config in ("post-LN, init", "pre-LN, init")
+            for seed in range(scale.seeds) for depth in scale.depths}
+    assert len(figure3.figure.axes) == 4 and any(
+        "caption is not available" in text.get_text() for text in figure3.figure.texts)
     summary = summary_figure(outcomes, quick=True)
     judged = sum(check.judged for outcome in outcomes for check in outcome.checks)
     assert len(summary.axes) == judged

@@ -249,7 +249,8 @@ def test_the_scaled_embedding_init_gives_unit_power_per_dimension(data):
 
 
 def test_every_experiment_is_registered_with_its_claim():
-    assert [f"E{n}" for n in range(1, 10)] == [n for n in EXPERIMENTS if n.startswith("E")]
+    assert [f"E{n}" for n in range(0, 10)] == [n for n in EXPERIMENTS if n.startswith("E")]
+    assert "F3" in EXPERIMENTS and not EXPERIMENTS["pilot"].default
     assert all(found.claim for found in EXPERIMENTS.values())
 
 

@@ -22,9 +22,11 @@ def test_the_pages_example_registers_and_runs():
     examples = [Example(s, s, "copy") for s in sentences]
     vocab = Vocab.build([tokenize(s) for s in sentences])
     data = TaskData(vocab, encode_pairs(examples, vocab), examples, examples)
-    scale = Scale(seeds=2, d_model=8, n_heads=2, d_ff=16, probe_batches=1, probe_batch_size=4,
+    scale = Scale(seeds=2, train_seeds=2, d_model=8, n_heads=2, d_ff=16, probe_batches=1,
+                  probe_batch_size=4,
                   depth=1, batch_size=4, extra={"steps": 2})
     outcome, = run_experiments(["rezero-vs-post-ln"], scale, Study(scale, data))
+    assert outcome.checks[0].paired and outcome.checks[0].n == 2
     assert outcome.id == "U1" and outcome.verdict in OUTCOMES
     assert outcome.summary().startswith("U1: last training loss after 2 steps")
     EXPERIMENTS.pop("rezero-vs-post-ln")

@@ -167,7 +167,10 @@ def plot_verdicts(checks, title, path=None):
     interval high), low, high, verdict)], one row each, the measured mean as a dot (coloured by
     verdict) with its interval as the bar, beside the claimed range [low, high] as a grey band,
     every row on its own scale (each row's axis runs over its bounds and its interval)."""
-    figure, axes = new_figure(len(checks), 1, panel_size=(8.0, 0.42))
+    figure, axes = new_figure(max(1, len(checks)), 1, panel_size=(8.0, 0.42))
+    if not checks:
+        axes[0, 0].set_axis_off()
+        axes[0, 0].text(0.5, 0.5, "no judged check", ha="center", va="center")
     for ax, (experiment, label, mean, (lower, upper), low, high, verdict) in zip(axes[:, 0],
                                                                                   checks):
         finite = [v for v in (lower, upper, low, high) if v is not None]

@@ -7,6 +7,8 @@ initialization, encoder and decoder. Every point is the mean over the study's se
 experiments are repeated ten times using different random seeds", §3.4), its error bar one
 sample standard deviation. Written into --out as xiong_figure3.png."""
 
+import textwrap
+
 import numpy as np
 
 from ...instruments.noise import gradient_statistics
@@ -79,12 +81,13 @@ def xiong_figure3(study: Study) -> Outcome:
         panels[f"({letter}) {stack}: last layer's W² by depth"] = {
             label: (depths, values) for label, values in by_depth[stack].items()}
     figure = plot_depth_profiles(panels, "Xiong et al. 2020, Figure 3, at this scale",
-                                 xlabel="layer index (a, b); layers per stack (c, d)",
                                  ylabel="expected gradient norm of W²", sharey=False,
                                  columns=2)
-    figure.text(0.01, -0.02, CAPTION.format(warmup=warmup, peak=WARMUP_PEAK, seeds=len(seeds),
-                                            d_model=scale.d_model),
-                wrap=True, fontsize="small", va="top")
+    for number, ax in enumerate(figure.axes):  # the axes as §3.4 names them
+        ax.set_xlabel("layer index" if number < 2 else "size of the model (layers per stack)")
+    figure.supxlabel(textwrap.fill(CAPTION.format(warmup=warmup, peak=WARMUP_PEAK,
+                                                  seeds=len(seeds), d_model=scale.d_model),
+                                   150), fontsize="small", ha="left", x=0.01)
     rows = [{"config": label, "seed": seed, "stack": stack, "layer": layer,
              "quantity": QUANTITY, "value": float(value)}
             for stack in STACKS for label, values in by_layer[stack].items()
