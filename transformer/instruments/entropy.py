@@ -1,10 +1,12 @@
 """Attention entropy per head, from the weights an AttentionRecorder kept: how spread each
 head's attention is, from 0 (one key) to ln(number of keys it may attend to) (uniform)."""
 
+from typing import Any
+
 import numpy as np
 
 
-def attention_entropy(weights, query_valid=None):
+def attention_entropy(weights: Any, query_valid: Any = None) -> np.ndarray:
     """The mean entropy (nats) per head of attention weights (batch, heads, q_len, k_len) whose
     rows sum to 1, over the query positions where `query_valid` (batch, q_len) is True (every
     position when None); 0·ln 0 counts as 0. Returns an array (heads,)."""
@@ -24,7 +26,8 @@ def attention_entropy(weights, query_valid=None):
     return per_query.transpose(1, 0, 2)[:, valid].mean(axis=1)
 
 
-def entropy_rows(recorder, query_valid, config_label="", step=0):
+def entropy_rows(recorder: Any, query_valid: dict[str, Any], config_label: str = "",
+                 step: int = 0) -> list[dict]:
     """Rows (the recorder's fields, `head` added from 1) of `attention_entropy` for every
     attention call an AttentionRecorder kept: {(stack, layer, sublayer): [weights, ...]}, the
     last call of each; `query_valid` = {"encoder": (batch, src_len), "decoder": (batch,

@@ -6,11 +6,15 @@ variance 1, E‖vᵀJ‖² = Σᵢⱼ J²ᵢⱼ = ‖J‖_F², so the mean of �
 import numpy as np
 
 import minigrad as mg
+from minigrad import Tensor
 
+from ..data.batching import Batch
+from ..model import Transformer
 from .recorder import residual_blocks
 
 
-def layer_inputs_and_outputs(model, batch):
+def layer_inputs_and_outputs(model: Transformer, batch: Batch
+                             ) -> tuple[dict[str, list[Tensor]], dict[str, Tensor]]:
     """({"encoder": [x_1, ...], "decoder": [...]}, {"encoder": memory, "decoder": hidden}): each
     layer's input and each stack's output, from one forward pass on `batch` with a graph, in
     eval mode (no dropout); the model is left in the mode it was in."""
@@ -34,7 +38,8 @@ def layer_inputs_and_outputs(model, batch):
     return inputs, {"encoder": memory, "decoder": hidden}
 
 
-def residual_jacobian_norms(model, batch, n_samples=4, seed=0):
+def residual_jacobian_norms(model: Transformer, batch: Batch, n_samples: int = 4,
+                            seed: int = 0) -> dict[str, list[float]]:
     """{"encoder": [...], "decoder": [...]}: for each layer l (from 1), the estimated Frobenius
     norm of ∂x_L/∂x_l over the whole batch, x_l the input of layer l and x_L the stack's
     output (after a pre-LN stack's final LayerNorm). The decoder's is taken with the encoder
@@ -54,7 +59,7 @@ def residual_jacobian_norms(model, batch, n_samples=4, seed=0):
     return norms
 
 
-def isometry_defects(model, batch, seed=0):
+def isometry_defects(model: Transformer, batch: Batch, seed: int = 0) -> dict[str, list[float]]:
     """{"encoder": [...], "decoder": [...]}: for each layer l, ‖vᵀ·∂x_L/∂x_l − v‖ / ‖v‖ for one
     random v: 0 where the stack from layer l on has the identity as its Jacobian (a ReZero
     stack at init), whatever v."""

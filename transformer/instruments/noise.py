@@ -6,21 +6,27 @@ For the gradients g_1..g_K of K batches: ḡ = (1/K) Σ g_k, the noise
 signal-to-noise ratio ‖ḡ‖² / σ² (over 1: a step follows the expected gradient more than the
 batch's chance; ‖ḡ‖² itself overestimates ‖E g‖² by σ²/K)."""
 
+from collections.abc import Iterable
+
 import numpy as np
 
+from minigrad import Tensor
 from minigrad.nn import functional as F
 
+from ..data.batching import Batch
+from ..model import Transformer
 from .recorder import parameter_place
 
 
-def probe_loss(model, batch, pad_id):
+def probe_loss(model: Transformer, batch: Batch, pad_id: int) -> Tensor:
     """The cross-entropy of `model` on `batch` (no label smoothing): what the study tools
     differentiate."""
     logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
     return F.cross_entropy(logits, batch.tgt_out, ignore_index=pad_id)
 
 
-def gradient_statistics(model, batches, pad_id, config_label="", step=0):
+def gradient_statistics(model: Transformer, batches: Iterable[Batch], pad_id: int,
+                        config_label: str = "", step: int = 0) -> list[dict]:
     """Rows (the recorder's fields) per parameter over `batches` (two or more, the weights left
     as they are): `grad_mean_norm` ‖ḡ‖, `grad_noise` σ, `grad_snr` ‖ḡ‖²/σ² (absent where σ
     = 0) and `grad_mean_norm_unbiased` √max(0, ‖ḡ‖² − σ²/K): ‖ḡ‖² over K batches exceeds the

@@ -8,7 +8,7 @@ panels), labelled axes and a legend where a panel has more than one line, and sa
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,7 +20,8 @@ Panels = dict[str, dict[str, Series]]  # {panel title: {line label: Series}}
 LINE_STYLES = ("-", "--", ":", "-.")  # curves that coincide stay visible
 
 
-def new_figure(rows=1, columns=1, panel_size=(5.0, 4.0), sharey=False):
+def new_figure(rows: int = 1, columns: int = 1, panel_size: tuple[float, float] = (5.0, 4.0),
+               sharey: bool = False) -> tuple["Figure", Any]:
     """A Figure on the Agg canvas and its grid of axes (rows, columns)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -101,7 +102,9 @@ def _draw_curves(ax, curves):
         ax.fill_between(xs, mean - std, mean + std, color=line.get_color(), alpha=0.2)
 
 
-def plot_curves(curves, title, xlabel, ylabel, log_y=False, bounds=None, path=None):
+def plot_curves(curves: dict[str, Series], title: str, xlabel: str, ylabel: str,
+                log_y: bool = False, bounds: dict[str, float] | None = None,
+                path: str | Path | None = None) -> "Figure":
     """Curves y(x), one per entry of `curves` = {label: (xs, ys)}, ys (len(xs),) or (n_seeds,
     len(xs)): the mean, in a band of ± one standard deviation over seeds; `bounds` = {label:
     y} draws horizontal lines."""
@@ -115,13 +118,17 @@ def plot_curves(curves, title, xlabel, ylabel, log_y=False, bounds=None, path=No
     return _finish(figure, path)
 
 
-def plot_training_curves(curves, title, ylabel="training loss", path=None, panels=None,
-                         log_y=()):
+def plot_training_curves(curves: dict[str, Series] | None, title: str,
+                         ylabel: str = "training loss", path: str | Path | None = None,
+                         panels: Any = None,
+                         log_y: Sequence[str] = ()) -> "Figure":
     """Loss against step, one curve per configuration (see plot_curves). With `panels` =
     {panel title: ({label: (xs, ys)}, ylabel)} instead, one panel each (two columns) against
     step, a run's figure (`curves` then unused); the panels named in `log_y` on a log
     scale."""
     if panels is None:
+        if curves is None:
+            raise ValueError("plot_training_curves: give the curves, or the panels")
         return plot_curves(curves, title, "step", ylabel, path=path)
     columns = min(len(panels), 2)
     figure, axes = new_figure(math.ceil(len(panels) / columns), columns, (5.0, 3.2))
@@ -136,7 +143,7 @@ def plot_training_curves(curves, title, ylabel="training loss", path=None, panel
     return _finish(figure, path, suptitle=title)
 
 
-def plot_flow_over_training(tables, title, path=None):
+def plot_flow_over_training(tables: Any, title: str, path: str | Path | None = None) -> "Figure":
     """Heat maps of residual blocks (rows) against recorded steps (columns), one panel per
     entry of `tables` = {panel title: (block labels, steps, values (blocks, steps))}, on a
     log colour scale (`monitoring.flow.flow_table` makes the tables)."""
@@ -162,7 +169,8 @@ VERDICT_COLOURS = {"held": "tab:green", "NOT held": "tab:red", "inconclusive": "
                    "not testable": "0.5", "reported": "0.5"}
 
 
-def plot_verdicts(checks, title, path=None):
+def plot_verdicts(checks: Sequence[tuple], title: str, path: str | Path | None = None
+                  ) -> "Figure":
     """One summary of judged figures: `checks` = [(experiment id, label, mean, (interval low,
     interval high), low, high, verdict)], one row each, the measured mean as a dot (coloured by
     verdict) with its interval as the bar, beside the claimed range [low, high] as a grey band,
@@ -189,7 +197,7 @@ def plot_verdicts(checks, title, path=None):
     return _finish(figure, path, suptitle=title)
 
 
-def plot_grid(rows, title, path=None):
+def plot_grid(rows: Sequence[dict], title: str, path: str | Path | None = None) -> "Figure":
     """The grid runner's figure: final validation loss against the learning rate (log x), one
     panel per (depth, warmup), one line per norm placement (and init, where not the default),
     all panels on one y axis, a diverged run marked x; `rows` the grid's CSV rows (dicts with
@@ -221,8 +229,10 @@ def plot_grid(rows, title, path=None):
     return _finish(figure, path, suptitle=title)
 
 
-def plot_attention(weights, query_tokens, key_tokens, title, panel_titles=None,
-                   xlabel="attended to", ylabel="attending", path=None):
+def plot_attention(weights: Any, query_tokens: Sequence[str], key_tokens: Sequence[str],
+                   title: str, panel_titles: Sequence[str] | None = None,
+                   xlabel: str = "attended to", ylabel: str = "attending",
+                   path: str | Path | None = None) -> "Figure":
     """Heat maps of attention weights (n_panels, q_len, k_len), one panel per head by default,
     the query tokens labelling the rows and the key tokens the columns; one colour scale, from
     0 to the largest weight, for all panels."""
@@ -243,7 +253,8 @@ def plot_attention(weights, query_tokens, key_tokens, title, panel_titles=None,
     return _finish(figure, path, suptitle=title)
 
 
-def plot_positional_encoding(table, title, path=None):
+def plot_positional_encoding(table: Any, title: str, path: str | Path | None = None
+                             ) -> "Figure":
     """A positional-encoding table (positions, d_model) as a heat map."""
     figure, axes = new_figure(panel_size=(8.0, 4.0))
     ax = axes[0, 0]

@@ -3,6 +3,8 @@ hooks that every ResidualBlock's observer registers while recording, and the row
 
 import csv
 import json
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..training import Callback
@@ -12,7 +14,7 @@ STACKS = ("encoder", "decoder")
 SUBLAYERS = ("self_attn", "cross_attn", "ffn")
 
 
-def residual_blocks(model):
+def residual_blocks(model: Any) -> Iterator[tuple[str, int, str, Any]]:
     """(stack, layer, sublayer, block) for every ResidualBlock of a Transformer, layers from 1."""
     for stack in STACKS:
         for number, layer in enumerate(getattr(model, stack).layers, start=1):
@@ -32,24 +34,25 @@ def parameter_place(name: str) -> tuple[str | None, int | None, str | None]:
     return parts[0], None, None
 
 
-def frobenius(tensor) -> float:
+def frobenius(tensor: Any) -> float:
     """‖tensor‖ over all its elements, as a Python float."""
     return float(tensor.backend.xp.linalg.norm(tensor.data))
 
 
-def mean_square(tensor) -> float:
+def mean_square(tensor: Any) -> float:
     """The mean of the squared elements: for a (batch, len, d_model) stream, the squared norm
     of each token's vector / d_model, averaged over the tokens."""
     xp = tensor.backend.xp
     return float(xp.mean(xp.square(tensor.data)))
 
 
-def select(rows, **fields) -> list[dict[str, Any]]:
+def select(rows: Iterable[dict], **fields: Any) -> list[dict[str, Any]]:
     """The rows whose fields have the given values: select(rows, quantity="grad_in")."""
     return [row for row in rows if all(row.get(k) == v for k, v in fields.items())]
 
 
-def write_csv(rows, path, fields=None) -> None:
+def write_csv(rows: Sequence[dict], path: str | Path,
+              fields: Sequence[str] | None = None) -> None:
     """Rows (dicts) as a CSV file, columns `fields` (default: every key, in order of first
     appearance); None is written as an empty cell."""
     fields = fields or list(dict.fromkeys(key for row in rows for key in row))
@@ -59,7 +62,7 @@ def write_csv(rows, path, fields=None) -> None:
         writer.writerows(rows)
 
 
-def write_jsonl(rows, path) -> None:
+def write_jsonl(rows: Iterable[dict], path: str | Path) -> None:
     """Rows as JSON Lines: one object per line."""
     with open(path, "w") as file:
         file.writelines(json.dumps(row) + "\n" for row in rows)
@@ -92,7 +95,7 @@ class GradientFlowRecorder(Callback):
     are not recorded; outside the with block nothing is hooked. Closed passes' rows are in
     `rows` (dicts with ROW_FIELDS)."""
 
-    def __init__(self, model, config_label="", every=1) -> None:
+    def __init__(self, model: Any, config_label: str = "", every: int = 1) -> None:
         if not isinstance(every, int) or isinstance(every, bool) or every < 1:
             raise ValueError(f"GradientFlowRecorder: every must be a positive integer (record "
                              f"every n-th training step), got {every!r}")
@@ -109,7 +112,7 @@ class GradientFlowRecorder(Callback):
         self._step_start = 0  # where the rows of the Trainer's step under way begin
 
     # ----- attaching ------------------------------------------------------------------------
-    def attach(self):
+    def attach(self) -> "GradientFlowRecorder":
         """Start observing every ResidualBlock (what entering the with block does)."""
         for block, _ in self.blocks.values():
             block.observer = self._observe
@@ -121,14 +124,14 @@ class GradientFlowRecorder(Callback):
         for block, _ in self.blocks.values():
             block.observer = None
 
-    def __enter__(self):
+    def __enter__(self) -> "GradientFlowRecorder":
         return self.attach()
 
     def __exit__(self, *exc) -> None:
         self.detach()
 
     # ----- Trainer callback -----------------------------------------------------------------
-    def on_backward_end(self, trainer, step, batch) -> None:
+    def on_backward_end(self, trainer: Any, step: int, batch: Any) -> None:
         if step % self.every == 0:  # the step's earlier micro-batches, closed as they ended
             for row in self.rows[self._step_start:]:
                 row["step"] = step
@@ -137,20 +140,20 @@ class GradientFlowRecorder(Callback):
             del self.rows[self._step_start:]
             self._drop_pass()
 
-    def on_step_end(self, trainer, step, record) -> None:
+    def on_step_end(self, trainer: Any, step: int, record: dict) -> None:
         if self._weights is not None:
             self.after_update()
         self._step_start = len(self.rows)
         self._observing = (step + 1) % self.every == 0
 
-    def take_rows(self):
+    def take_rows(self) -> list[dict]:
         """The closed passes' rows, removed from `rows` (for a caller that writes them out as
         the run goes)."""
         rows, self.rows, self._step_start = self.rows, [], 0
         return rows
 
     # ----- passes ---------------------------------------------------------------------------
-    def end_pass(self, step=None) -> None:
+    def end_pass(self, step: int | None = None) -> None:
         """After a backward: add each parameter's gradient norm (from `.grad`), keep a copy of
         the weights for `after_update`, and close the pass as `step` (default: the next)."""
         for name, param in self.model.named_parameters():
@@ -233,8 +236,8 @@ class GradientFlowRecorder(Callback):
                 self._handles.append(tensor.register_hook(hook))
 
     # ----- exports --------------------------------------------------------------------------
-    def to_csv(self, path) -> None:
+    def to_csv(self, path: str | Path) -> None:
         write_csv(self.rows, path, ROW_FIELDS)
 
-    def to_jsonl(self, path) -> None:
+    def to_jsonl(self, path: str | Path) -> None:
         write_jsonl(self.rows, path)

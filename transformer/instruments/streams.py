@@ -6,14 +6,20 @@ sequence X (n tokens, d_model), ‖X − 1·x̄ᵀ‖²_F / ‖X‖²_F with x̄
 part of the stream's power that differs between tokens (0: all tokens alike; Dong et al.
 measure the same residual in the ℓ1,∞ norm)."""
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 import minigrad as mg
+from minigrad import Tensor
 
+from ..data.batching import Batch
+from ..model import Transformer
 from .recorder import residual_blocks
 
 
-def layer_streams(model, batch):
+def layer_streams(model: Transformer, batch: Batch) -> dict[str, list[np.ndarray]]:
     """{"encoder": [x_0, x_1, ..., x_L], "decoder": [...]}: each stack's stream (arrays, batch
     × len × d_model) at its embedding (x_0, positions added) and at every layer's output, for
     one forward pass on `batch` in eval mode, without gradients."""
@@ -39,7 +45,7 @@ def layer_streams(model, batch):
     return streams
 
 
-def token_share(stream, lengths) -> float:
+def token_share(stream: Any, lengths: Sequence[int] | np.ndarray) -> float:
     """The mean over sequences of ‖X − 1·x̄ᵀ‖²_F / ‖X‖²_F, X the first `lengths[i]` tokens of
     sequence i of `stream` (batch × len × d_model); sequences of fewer than two tokens or of
     zero power are left out."""
@@ -54,6 +60,6 @@ def token_share(stream, lengths) -> float:
     return float(np.mean(shares))
 
 
-def lengths_of(ids, pad_id):
+def lengths_of(ids: Tensor, pad_id: int) -> np.ndarray:
     """The number of tokens before the padding of each row of a (batch, len) id tensor."""
     return (ids.numpy() != pad_id).sum(axis=1)

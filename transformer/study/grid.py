@@ -7,7 +7,9 @@ peak where the grid holds them); named presets: `xiong` (Xiong et al.'s two fact
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,11 +22,16 @@ from .toolkit import (
     VALID_EXAMPLES,
     Check,
     Outcome,
+    Scale,
+    TaskData,
     build_model,
     make_trainer,
     train,
     warmup_schedule,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 GRID_FIELDS = ("task", "norm", "init", "depth", "lr", "warmup", "seed", "steps", "train_loss",
                "valid_loss", "exact_match", "diverged")
@@ -47,7 +54,7 @@ class Grid:
     decay_from: int = 100
     decode: bool = False
 
-    def runs(self):
+    def runs(self) -> list[tuple]:
         """(norm, init, depth, lr, warmup, seed) of every run, in order."""
         return list(itertools.product(self.norms, self.inits, self.depths, self.lrs,
                                       self.warmups, range(self.seeds)))
@@ -64,7 +71,7 @@ PRESETS = {
 }
 
 
-def estimate_seconds(grid, data, scale, probe_steps=3):
+def estimate_seconds(grid: Grid, data: TaskData, scale: Scale, probe_steps: int = 3) -> float:
     """Seconds the whole grid should take, from `probe_steps` timed steps at each depth
     (after one untimed step) and one validation, its runs shared by `scale.processes`
     processes: a forecast on this machine as loaded now."""
@@ -83,7 +90,8 @@ def estimate_seconds(grid, data, scale, probe_steps=3):
                for run in grid.runs()) / process_count(scale.processes, len(grid.runs()))
 
 
-def run_grid(grid, data, scale, task="toy-en-es", on_run=None):
+def run_grid(grid: Grid, data: TaskData, scale: Scale, task: str = "toy-en-es",
+             on_run: Callable[[dict], None] | None = None) -> list[dict]:
     """Train every run of `grid` on `data` (model sizes and batch size from `scale`, the runs
     spread over `scale.processes` processes); returns one row per run (GRID_FIELDS): the mean
     training loss of the last 20 steps, the teacher-forced validation loss after the last step
@@ -114,7 +122,7 @@ def run_grid(grid, data, scale, task="toy-en-es", on_run=None):
     return rows
 
 
-def grid_figure(rows):
+def grid_figure(rows: list[dict]) -> "Figure":
     return plot_grid(rows, "grid: validation loss after training, by peak learning rate "
                            "(x: diverged)")
 

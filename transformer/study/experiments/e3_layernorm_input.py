@@ -9,13 +9,14 @@ import numpy as np
 
 import minigrad as mg
 
+from ...data.batching import Batch
 from ...instruments.plots import Series, plot_depth_profiles
 from ...model import Transformer
 from ..expectations import ffn_gain, pre_ln_growth_bounds
 from ..toolkit import Check, Outcome, Study, bound_lines, experiment, mean_value
 
 
-def embedding_powers(model: Transformer, batch, pad_id: int) -> tuple[float, float]:
+def embedding_powers(model: Transformer, batch: Batch, pad_id: int) -> tuple[float, float]:
     """(positions, tokens): ‖·‖²/d_model of the encoder's positional vectors and of its token
     embeddings × √d_model, over the batch's tokens that are not padding."""
     stack = model.encoder

@@ -11,6 +11,7 @@ which the recorder has), and the plain stack (no skip, no LayerNorm) under Xavie
 gain-1 init (init against depth), reported."""
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -24,14 +25,15 @@ MIN_RATIOS = 3  # a rate is judged on at least this many layer-to-layer ratios a
 ARMS = ("pure", "skip", "layernorm")
 
 
-def attention_weights(d, depth, seed):
+def attention_weights(d: int, depth: int, seed: int) -> list[tuple[np.ndarray, ...]]:
     """[(W_q, W_k, W_v, W_o) per layer]: Xavier-uniform d × d matrices drawn from `seed`."""
     rng = np.random.default_rng(seed)
     bound = math.sqrt(6.0 / (d + d))
     return [tuple(rng.uniform(-bound, bound, (d, d)) for _ in range(4)) for _ in range(depth)]
 
 
-def attention_stack(x, depth, n_heads, seed, arm, lengths):
+def attention_stack(x: np.ndarray, depth: int, n_heads: int, seed: int, arm: str,
+                    lengths: Sequence[int] | np.ndarray) -> list[float]:
     """[token share of x_0, ..., x_depth] through `depth` self-attention layers in float64
     (the matrices of `attention_weights(d, depth, seed)`, keys masked past each sequence's
     length): x_{l+1} = SA(x_l) ("pure"), x_l + SA(x_l) ("skip") or LN(SA(x_l))
@@ -62,7 +64,8 @@ def attention_stack(x, depth, n_heads, seed, arm, lengths):
     return shares
 
 
-def pure_attention_exact(x, depth, n_heads, seed, lengths):
+def pure_attention_exact(x: np.ndarray, depth: int, n_heads: int, seed: int,
+                         lengths: Sequence[int] | np.ndarray) -> list[float]:
     """The "pure" arm of `attention_stack` (the same matrices), each sequence X = 1·mᵀ + R
     carried as its token mean m and residual R apart, so that the share ‖R‖²/‖X‖² keeps its
     relative precision down to EXACT_FLOOR. Per head, with A = W_q·W_kᵀ/√d_head, the scores
@@ -107,21 +110,22 @@ def pure_attention_exact(x, depth, n_heads, seed, lengths):
     return [float(v) for v in np.mean(per_sequence, axis=0)]
 
 
-def growth_ratios(shares, floor=FLOOR):
+def growth_ratios(shares: Sequence[float], floor: float = FLOOR) -> list[float]:
     """(-log s_{l+1}) / (-log s_l), s_l the share at layer l over layer 0's, over the layers
     whose share lies above `floor`."""
     logs = [-math.log(s / shares[0]) for s in shares[1:] if s > floor]
     return [b / a for a, b in zip(logs, logs[1:]) if a > 0]
 
 
-def median_rate(shares, floor=FLOOR):
+def median_rate(shares: Sequence[float], floor: float = FLOOR) -> float:
     """The median of `growth_ratios`: 3 for Dong et al.'s cubic rate, 1 for no growth; NaN
     without a ratio."""
     ratios = growth_ratios(shares, floor)
     return float(np.median(ratios)) if ratios else math.nan
 
 
-def too_few_ratios(table, floor=FLOOR):
+def too_few_ratios(table: Sequence[Sequence[float]] | np.ndarray,
+                   floor: float = FLOOR) -> str | None:
     """None if every seed's row of shares (`table`) has MIN_RATIOS layer-to-layer ratios above
     `floor`, else the reason it is not testable at this scale."""
     fewest = min(len(growth_ratios(row, floor)) for row in table)
@@ -131,7 +135,7 @@ def too_few_ratios(table, floor=FLOOR):
             f"{MIN_RATIOS} needed")
 
 
-def identity_path_share(rows, variant, depth):
+def identity_path_share(rows: list[dict], variant: str, depth: int) -> float:
     """The token share of layer `depth` over layer 0's that the identity path alone keeps:
     the product over the encoder's blocks of ‖x‖²/‖x + branch‖², from the first probe batch's
     rows, with x and the branch uncorrelated at init: 1 − branch/LN input post-LN (the sum is
@@ -149,7 +153,7 @@ def identity_path_share(rows, variant, depth):
     return product
 
 
-def layer_excesses(shares):
+def layer_excesses(shares: Sequence[float]) -> list[float]:
     """Per layer l >= 2: (-log s_l)/(-log s_{l-1}) × (l-1)/l, s_l the share at layer l over
     layer 0's above FLOOR: 1 where -log s grows linearly, more where faster."""
     logs = [-math.log(s / shares[0]) for s in shares[1:] if s > FLOOR]
@@ -157,7 +161,7 @@ def layer_excesses(shares):
             if logs[i - 1] > 0]
 
 
-def linear_excess(shares):
+def linear_excess(shares: Sequence[float]) -> float:
     """The median over layers of `layer_excesses`: at most the bound where most layers grow
     -log s at most linearly. (The largest one, judged before, follows one layer: a first
     layer that barely moves the share makes the second's ratio large whatever the depth does,

@@ -8,6 +8,7 @@ warm-up or LayerNorm (this study's extension: the paper's is over 100 layers).""
 
 import numpy as np
 
+from ...data.batching import Batch
 from ...instruments.jacobian import isometry_defects
 from ...instruments.plots import Series, plot_curves
 from ...instruments.streams import layer_streams
@@ -24,7 +25,7 @@ WINDOW = 10  # the training loss is read as its mean over this many steps
 DEEP_RATE = 1e-3  # the 12-layer ReZero stack's rate
 
 
-def stack_deviation(model: Transformer, batch) -> dict[str, list[float]]:
+def stack_deviation(model: Transformer, batch: Batch) -> dict[str, list[float]]:
     """{stack: [‖x_l − x_0‖ / ‖x_0‖ for l = 1..L]}."""
     streams = layer_streams(model, batch)
     return {stack: [float(np.linalg.norm(x - xs[0]) / np.linalg.norm(xs[0])) for x in xs[1:]]

@@ -10,12 +10,15 @@ import numpy as np
 
 import minigrad as mg
 
+from ...data.batching import Batch
 from ...instruments.plots import plot_depth_profiles
+from ...model import Transformer
 from ..processes import map_runs
 from ..toolkit import (
     Check,
     Outcome,
     Study,
+    TaskData,
     build_model,
     experiment,
     make_trainer,
@@ -28,13 +31,13 @@ ADAM_LR = 1e-3  # the real update: one Adam step at this rate
 ARMS = ("post-LN", "pre-LN", "admin", "deepnorm", "t-fixup")
 
 
-def decoder_output(model, batch):
+def decoder_output(model: Transformer, batch: Batch) -> np.ndarray:
     with mg.no_grad():
         memory = model.encode(batch.src, batch.src_mask)
         return model.decode(batch.tgt_in, memory, batch.src_mask, batch.tgt_mask).numpy()
 
 
-def output_change(model, batch, seed, draws):
+def output_change(model: Transformer, batch: Batch, seed: int, draws: int) -> float:
     """‖f(W*) − f(W)‖² / ‖f(W)‖², f the decoder's output on `batch`, W* = W with every weight
     matrix of the layers moved by PERTURBATION × its own rms × standard normal noise; the
     mean over `draws` draws. The weights are put back."""
@@ -57,7 +60,8 @@ def output_change(model, batch, seed, draws):
     return float(np.mean(changes))
 
 
-def update_change(model, data, batch, seed, batch_size):
+def update_change(model: Transformer, data: TaskData, batch: Batch, seed: int,
+                  batch_size: int) -> float:
     """The same measure after one real Adam step at ADAM_LR (the model is changed)."""
     model.eval()
     base = decoder_output(model, batch)
