@@ -1,9 +1,9 @@
 """How gradients flow through residual paths, and what LayerNorm placement and the remedies
-change: the registered experiments (E1-E9 and Xiong et al.'s Figure 3 in
+change: the registered experiments (E0-E9 and Xiong et al.'s Figure 3 in
 transformer/study/experiments/, each judged against an expectation fixed in
 transformer/study/expectations.py) and the grid runner.
 
-    python examples/gradient_flow.py              # the default run: E1-E9 and Figure 3
+    python examples/gradient_flow.py              # the default run: E0-E9 and Figure 3
     python examples/gradient_flow.py --quick      # a smoke run: toy sizes, two seeds
     python examples/gradient_flow.py --only init  # the measurements at initialization
     python examples/gradient_flow.py --only E1,E9 # some of them (a user's own by its name)
@@ -13,10 +13,10 @@ transformer/study/expectations.py) and the grid runner.
 Writes one plot (PNG) and one CSV per experiment, xiong_figure3.png, summary.png and
 verdicts.json (every check with its values, interval and outcome: held, NOT held,
 inconclusive, not testable, or reported) into --out, and prints one line per experiment,
-ending `-> OUTCOME`. --grid trains the grid instead, printing its forecast duration first, writes
-grid.csv and grid.png (diverged runs marked), and judges Xiong et al.'s two factors at each
-peak where the grid holds them (post-LN with and without warmup, pre-LN without), printing
-one line per check and writing verdicts.json. Results already in --out are kept unless
+ending `-> OUTCOME`. --grid trains the grid instead, printing its forecast duration first,
+writes grid.csv and grid.png (diverged runs marked), and judges Xiong et al.'s warm-up
+findings at each peak where the grid holds them (post-LN with and without warmup, pre-LN
+without), printing one line per check and writing verdicts.json. Results already in --out are kept unless
 --overwrite. A user's module (its experiments, residual schemes) is loaded with --load
 path/to/module.py before --only and --norms are checked.
 """
@@ -28,7 +28,7 @@ import importlib.util
 import time
 from pathlib import Path
 
-import transformer.study.experiments  # noqa: F401  (registers E1-E9)
+import transformer.study.experiments  # noqa: F401  (registers E0-E9 and F3)
 from transformer import cli
 from transformer.data import TASKS
 from transformer.instruments.recorder import write_csv
@@ -127,8 +127,8 @@ def parse_args(argv):
     parser.add_argument("--train-seeds", type=cli.positive_int,
                         help="seeds of the training comparisons E5, E6, E8 (default 5, quick 2)")
     parser.add_argument("--only", default=None,
-                        help="comma-separated experiment names, e.g. E1,E5, or init (E1-E4, "
-                             "E7, E9, F3: the measurements at init); default: E1-E9 and F3")
+                        help="comma-separated experiment names, e.g. E1,E5, or init (E0-E4, "
+                             "E7, E9, F3: the measurements at init); default: E0-E9 and F3")
     sizes = parser.add_argument_group("the experiments' model (default d_model 32, 4 heads, "
                                       "d_ff 128, 6 layers per stack)")
     sizes.add_argument("--d-model", type=cli.positive_int)

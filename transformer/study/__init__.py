@@ -10,7 +10,8 @@ which it imports and which never import it.
   `judge`, `experiment_outcome`;
 - `EXPECTATIONS` (expectations.py, what the study expects, fixed before it runs);
 - `Grid`, `run_grid` and `judge_grid` (the grid runner and its verdicts, `PRESETS`);
-- `experiments`: E1-E9 of examples/gradient_flow.py, one module each.
+- `experiments`: E0-E9 and F3 (Xiong et al.'s Figure 3) of examples/gradient_flow.py, one
+  module each.
 """
 
 from .expectations import EXPECTATIONS, Expectation

@@ -478,7 +478,7 @@ EXPERIMENTS: dict[str, Experiment] = {}
 def experiment(name: str, title: str = "", claim: str = "",
                default: bool = True) -> Callable[[RunFunction], RunFunction]:
     """Register the decorated `run(study) -> Outcome` as the experiment `name` (a user's own
-    experiment is then run like E1-E9: `--only name`). Returns the function unchanged."""
+    experiment is then run like E0-E9: `--only name`). Returns the function unchanged."""
     def register(run: RunFunction) -> RunFunction:
         if name in EXPERIMENTS:
             raise ValueError(f"experiment {name!r} is registered already; choose another name "
