@@ -20,9 +20,9 @@ import numpy as np
 
 import minigrad as mg
 from transformer import AttentionRecorder, cli, greedy_decode
-from transformer.analysis import plot_attention, write_csv
 from transformer.data import tokenize
 from transformer.decoding import default_max_len
+from transformer.instruments import plot_attention, write_csv
 from transformer.run_folder import RunFolder
 from transformer.translator import Translator
 

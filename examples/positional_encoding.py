@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from transformer import cli
-from transformer.analysis import plot_curves, plot_positional_encoding, write_csv
+from transformer.instruments import plot_curves, plot_positional_encoding, write_csv
 from transformer.positional import sinusoidal_encoding
 
 LAYOUTS = {"interleaved": True, "concatenated": False}  # name -> `interleaved` argument

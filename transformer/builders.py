@@ -1,6 +1,6 @@
 """The pieces of a run, built from its task: the splits, the tokenizer, the joint vocabulary
 and the model's configuration. The run orchestration (`pipeline.py`), the study tools
-(`analysis/`, `illustrated/`), the benchmarks and the examples build them here, the same way."""
+(`study/`, `illustrated/`), the benchmarks and the examples build them here, the same way."""
 
 from __future__ import annotations
 

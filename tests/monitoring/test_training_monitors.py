@@ -9,7 +9,7 @@ from monitored import SPEC, on_pairs, run_example, write_pairs
 
 import minigrad as mg
 from minigrad.optim import clip_grad_norm_
-from transformer.analysis import GradientFlowRecorder
+from transformer.instruments import GradientFlowRecorder
 from transformer.monitoring import read_samples
 from transformer.pipeline import _trainer, resume_run, start_run
 from transformer.run_folder import RunFolder

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..analysis.plots import (
+from ..instruments.plots import (
     new_figure,
     plot_attention,
     plot_curves,

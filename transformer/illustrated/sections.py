@@ -12,7 +12,7 @@ import numpy as np
 import minigrad as mg
 from minigrad.nn import functional as F
 
-from ..analysis.recorder import GradientFlowRecorder, select
+from ..instruments.recorder import GradientFlowRecorder, select
 from ..positional import sinusoidal_encoding
 from . import figures, probes
 from . import markdown as md

@@ -1,6 +1,6 @@
 """The figure of a run: its metrics.jsonl as curves against step (training and validation
 loss, exact match and BLEU, learning rate, tokens/s), curves.png in the run folder, drawn by
-`transformer.analysis.plot_training_curves` (matplotlib, the `examples` extra)."""
+`transformer.instruments.plot_training_curves` (matplotlib, the `examples` extra)."""
 
 from pathlib import Path
 
@@ -41,7 +41,7 @@ def run_panels(records):
 def write_curves(folder, path=None) -> Path | None:
     """Draw the run in RunFolder `folder` into `path` (default: its curves.png); returns the
     path, or None when metrics.jsonl holds no record yet."""
-    from ..analysis.plots import plot_training_curves
+    from ..instruments.plots import plot_training_curves
 
     panels = run_panels(folder.metrics_records())
     if not panels:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.recorder import STACKS, SUBLAYERS, GradientFlowRecorder
+from ..instruments.recorder import STACKS, SUBLAYERS, GradientFlowRecorder
 from ..training import Callback
 
 FLOW_FILE = "flow.jsonl"
@@ -84,7 +84,7 @@ def write_flow_figure(folder, path=None):
     """flow.png of RunFolder `folder` (or `path`): ‖∂L/∂x‖ at each block's input and the
     median update-to-weight ratio of its parameters, blocks against recorded steps; returns
     the path, None when no flow was recorded."""
-    from ..analysis.plots import plot_flow_over_training
+    from ..instruments.plots import plot_flow_over_training
 
     rows = folder.records(FLOW_FILE)
     if not rows:
