@@ -95,7 +95,7 @@ def main():
     if args.data is not None:
         pairs = read_pairs(args.data)[:args.sentences]
     else:
-        seed = folder.config()["training"]["seed"]
+        seed = folder.spec().training.seed
         pairs = [(e.src, e.tgt) for e in load_task("toy-en-es", seed=seed)["test"]]
         pairs = pairs[:args.sentences]
     translator = Translator.from_checkpoint(args.checkpoint, args.which)

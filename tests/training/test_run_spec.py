@@ -206,6 +206,7 @@ def test_a_bad_number_is_refused_when_the_spec_is_made(nothing_written):
 
 # ----- the device ---------------------------------------------------------------------------------
 
+@pytest.mark.gpu
 def test_a_cuda_run_leaves_the_processs_default_device_as_it_was(tmp_path, monkeypatch):
     trainers = []
     monkeypatch.setattr(pipeline, "Trainer",

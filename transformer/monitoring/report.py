@@ -65,13 +65,13 @@ def page_view(view) -> dict[str, Any]:
 
 
 def summary_section(folder) -> str:
-    config = folder.config()
-    model, training = config.get("model", {}), config.get("training", {})
+    spec = folder.spec()
+    model = spec.model
     metrics = folder.read_json("metrics.json") if folder.file("metrics.json").exists() else {}
-    facts = [f"task {config.get('task', {}).get('name')}",
+    facts = [f"task {spec.task.name}",
              f"d_model {model.get('d_model')}, {model.get('n_heads')} heads, "
              f"{model.get('n_encoder_layers')}+{model.get('n_decoder_layers')} layers",
-             f"{training.get('steps')} steps"]
+             f"{spec.training.steps} steps"]
     if "test_exact_match" in metrics:
         facts.append(f"test exact match {metrics['test_exact_match']:.4f}, BLEU "
                      f"{metrics['test_bleu']:.2f} (best checkpoint, step "
