@@ -150,7 +150,6 @@ DAMAGES = [  # (file, change, what the line must name)
     ("vocab.json", edit_json(lambda v: v["tokens"].append("zebra")),
      ["another vocabulary", "vocab.json"]),
     ("best.npz", lambda p: p.write_bytes(p.read_bytes()[:1000]), ["best.npz", "truncated"]),
-    ("best.npz", lambda p: p.unlink(), ["best.npz", "does not exist", "last.npz"]),
 ]
 
 
@@ -200,17 +199,22 @@ def test_translate_score_target_errors(memorized_run, tmp_path):
     assert_one_error_line(result, 2, "--score-target", "--beam and --n-best do not apply")
 
 
-def test_blank_lines_of_a_score_target_are_skipped_with_their_sentences(memorized_run,
-                                                                         tmp_path):
+def test_blank_lines_of_a_score_target_keep_their_lines(memorized_run, tmp_path):
     targets = tmp_path / "targets.txt"
-    targets.write_text("la bola es azul\n\nel gato negro bebió la leche\n", encoding="utf-8")
-    stdin = "the ball is blue\nthe ball is blue\nthe black cat drank the milk\n"
+    targets.write_text("la bola es azul\n\nel gato\nel gato negro bebió la leche\n",
+                       encoding="utf-8")
+    stdin = "the ball is blue\nthe ball is blue\n\nthe black cat drank the milk\n"
     result = run_example("translate.py", "--checkpoint", memorized_run.path, "--score-target",
                          targets, stdin=stdin)
     assert result.returncode == 0, result.stderr
     assert [line.split("\t")[0] for line in result.stdout.splitlines()] == \
-        ["la bola es azul", "el gato negro bebió la leche"]
-    assert f"skipped blank line 2 of {targets}" in result.stderr
+        ["la bola es azul", "", "", "el gato negro bebió la leche"]
+    notes = result.stderr.splitlines()
+    assert notes[:2] == [f"translate: line 2 of {targets} (the translation of line 2 of stdin) "
+                         "is blank; not scored, an empty line in its place",
+                         "translate: line 3 of stdin is blank; not scored, an empty line in its "
+                         "place"]
+    assert notes[2].startswith("scored 2 sentence(s)")
 
 
 def test_alignment_layers_refuses_a_line_that_is_not_a_pair(memorized_run, tmp_path):
@@ -223,7 +227,8 @@ def test_alignment_layers_refuses_a_line_that_is_not_a_pair(memorized_run, tmp_p
 
 def test_translate_a_missing_run_folder_is_one_line(tmp_path):
     result = run_example("translate.py", "--checkpoint", tmp_path / "nowhere", "the ball")
-    assert_one_error_line(result, 1, "nowhere", "config.json does not exist")
+    assert_one_error_line(result, 2, f"--checkpoint {tmp_path / 'nowhere'} does not exist",
+                          "give a training run folder", "RUN/best.npz")
 
 
 def test_an_over_long_line_gets_its_own_error_and_the_others_are_translated(memorized_run):
@@ -231,10 +236,11 @@ def test_an_over_long_line_gets_its_own_error_and_the_others_are_translated(memo
     stdin = f"the ball is blue\n{too_long}\n\nthe black cat drank the milk\n"
     result = run_example("translate.py", "--checkpoint", memorized_run.path, stdin=stdin)
     assert result.returncode == 1
-    assert result.stdout.splitlines() == ["la bola es azul", "", "el gato negro bebió la leche"]
+    assert result.stdout.splitlines() == ["la bola es azul", "", "",
+                                          "el gato negro bebió la leche"]
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1 and "sentence 2" in errors[0] and "160 tokens" in errors[0]
-    assert "skipped blank line 3 of stdin" in result.stderr
+    assert len(errors) == 1 and "line 2 of stdin" in errors[0] and "160 tokens" in errors[0]
+    assert "translate: line 3 of stdin is blank" in result.stderr
 
 
 def test_translate_warns_of_words_seen_only_on_the_target_side(memorized_run):
