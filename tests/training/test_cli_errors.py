@@ -255,8 +255,6 @@ OTHER_SCRIPTS = [  # (script, arguments, status, what the line must name)
     ("copy_task.py", ["--seed", "-1"], 2, ["--seed"]),
     ("illustrated.py", ["--dpi", "0"], 2, ["--dpi"]),
     ("illustrated.py", ["--out", "{inputs}/a_file"], 2, ["--out", "a_file", "is a file"]),
-    ("illustrated.py", ["--checkpoint", "{inputs}/folder"], 1, ["folder", "config.json"]),
-    ("attention_maps.py", ["--checkpoint", "{inputs}/folder"], 1, ["config.json"]),
     ("attention_maps.py", ["--checkpoint", "{run}", "--word", "zebra"], 2,
      ["--word 'zebra'", "choose one of"]),
     ("attention_maps.py", ["--checkpoint", "{run}", "--sentence", " "], 2,
@@ -289,3 +287,68 @@ def test_the_other_tools_answer_mistakes_in_one_line(memorized_run, inputs, scri
     arguments = [a.format(inputs=inputs, run=memorized_run.path) for a in arguments]
     result = run_example(script, *arguments)
     assert_one_error_line(result, status, *fragments)
+
+
+# ----- --checkpoint, alike in every tool that reads a run ---------------------------------------
+
+RUN_READERS = {  # the tool, and the arguments it needs besides --checkpoint ({out}: a new path)
+    "translate.py": ["the ball is blue"],
+    "report.py": ["--out", "{out}"],
+    "illustrated.py": ["--out", "{out}"],
+    "attention_maps.py": ["--out", "{out}"],
+    "export_weights.py": ["--out", "{out}.safetensors"],
+}
+WRONG_CHECKPOINTS = [  # (--checkpoint given, what the one line must name)
+    ("{inputs}/nowhere", ["--checkpoint {inputs}/nowhere does not exist",
+                          "give a training run folder", "RUN/best.npz or RUN/last.npz"]),
+    ("{inputs}/folder", ["--checkpoint {inputs}/folder: no training run there (config.json is "
+                         "missing)", "give a training run folder"]),
+    ("{unvalidated}/config.json", ["is a file but not a run's best.npz or last.npz"]),
+    ("{unvalidated}", ["best.npz does not exist (the run has not validated yet)",
+                       "give --which last (last.npz is there)"]),
+]
+
+
+@pytest.fixture
+def unvalidated(memorized_run, tmp_path):
+    """A run folder without best.npz, as before its first validation."""
+    folder = tmp_path.parent / f"{tmp_path.name}-unvalidated"
+    shutil.copytree(memorized_run.path, folder)
+    (folder / "best.npz").unlink()
+    return folder
+
+
+@pytest.mark.parametrize("given, fragments", WRONG_CHECKPOINTS,
+                         ids=[g.split("}")[0][1:] + g.split("}")[1] for g, _ in WRONG_CHECKPOINTS])
+@pytest.mark.parametrize("script", RUN_READERS)
+def test_every_tool_words_a_wrong_checkpoint_alike(inputs, unvalidated, tmp_path, script,
+                                                   given, fragments):
+    paths = {"inputs": inputs, "unvalidated": unvalidated}
+    out = tmp_path / "out"
+    arguments = [a.format(out=out) for a in RUN_READERS[script]]
+    result = run_example(script, "--checkpoint", given.format(**paths), *arguments)
+    assert_one_error_line(result, 2, *[f.format(**paths) for f in fragments])
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_a_checkpoint_file_and_which_must_agree(memorized_run):
+    result = run_example("translate.py", "--checkpoint", memorized_run.path / "best.npz",
+                         "--which", "last", "the ball is blue")
+    assert_one_error_line(result, 2, "best.npz and --which last name different checkpoints")
+
+
+def test_export_weights_takes_a_checkpoint_file(memorized_run, tmp_path):
+    out = tmp_path / "last.safetensors"
+    result = run_example("export_weights.py", "--checkpoint", memorized_run.path / "last.npz",
+                         "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert f"of {memorized_run.path / 'last.npz'}" in result.stdout and out.exists()
+
+
+def test_report_curves_only_without_metrics_is_an_error(unvalidated, tmp_path):
+    (unvalidated / "metrics.jsonl").write_text("")
+    out = tmp_path / "out"
+    result = run_example("report.py", "--checkpoint", unvalidated / "last.npz", "--curves-only",
+                         "--out", out)
+    assert_one_error_line(result, 2, "--curves-only", "metrics.jsonl holds no metrics yet")
+    assert not out.exists()
