@@ -18,8 +18,15 @@ What a translation rests on (docs/translating.md; the forms in docs/conventions.
                    N the sentence's number from 1
     --scores       after the translation: <TAB>score<TAB>log-probability<TAB>each token's
                    log-probability (EOS last), space-separated
-    --align        after those: <TAB>the word alignment in Pharaoh form ("0-0 1-2 ...",
-                   source word first) from decoder layer --align-layer (default the last)
+    --align        after those: <TAB>the alignment in Pharaoh form ("0-0 1-2 ...", source
+                   first) between token positions (the tokenizer's words: "queen's" is two,
+                   "queen" "'s"; a subword run's pieces grouped into words) from the heads'
+                   average of decoder layer --align-layer (default the last); --align-heads
+                   1,3 averages those heads only
+    --align-words  the same between the words of the line and of the translation as
+                   whitespace separates them ("queen's" is one)
+    --length-penalty ALPHA   beam search ranks by log-probability / ((5 + length) / 6)^ALPHA
+                   (GNMT; default 0.6, 0 turns it off); --scores prints that score
     --json         one JSON object per sentence instead, with every figure
     --attention    (with --json) the cross-attention of every layer and head
     --score-target FILE   score the translations of FILE (one per sentence, line by line)
@@ -28,6 +35,7 @@ What a translation rests on (docs/translating.md; the forms in docs/conventions.
                    the end: sentences, average log-probability per token, perplexity
 """
 
+import argparse
 import json
 import math
 import sys
@@ -101,12 +109,23 @@ def count_mismatch(path, targets, lines):
                           f"has {lines}; give one translation per input line")
 
 
+def head_numbers(text):
+    """--align-heads: head numbers from 1, comma-separated."""
+    try:
+        return [cli.positive_int(part) for part in text.split(",")]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not head numbers from 1, "
+                                         "comma-separated (1,3)") from None
+
+
 def check_flags(args, parser):
     if args.attention and not args.json:
         parser.error("--attention prints the weights in the JSON form only; add --json")
-    if args.align_layer is not None and not args.align:
-        parser.error(f"--align-layer {args.align_layer} chooses the layer --align reads; add "
-                     "--align")
+    args.align = args.align or args.align_words
+    for flag, value in (("--align-layer", args.align_layer), ("--align-heads", args.align_heads)):
+        if value is not None and not args.align:
+            parser.error(f"{flag} {value if isinstance(value, int) else ','.join(map(str, value))}"
+                         f" chooses what --align reads; add --align or --align-words")
     if args.score_target is not None:
         if args.n_best is not None or args.beam != 1:
             parser.error("--score-target scores the translations it is given: --beam and "
@@ -177,7 +196,8 @@ class Session:
         self.translator, self.args, self.name = translator, args, name
         self.targets = None if args.score_target is None else read_targets(args.score_target)
         self.detail = {"attention": args.attention, "align": args.align,
-                       "align_layer": args.align_layer}
+                       "align_layer": args.align_layer, "align_heads": args.align_heads,
+                       "align_words": args.align_words, "length_penalty": args.length_penalty}
         self.lines = self.refused = self.non_blank = 0
         self.scored = []  # the translations of --score-target, for its summary
 
@@ -218,7 +238,8 @@ class Session:
             results = translator.score(sentences, [t for _, _, t in good], **self.detail)
             self.scored += [result.translations[0] for result in results]
         elif args.n_best is None and not (args.scores or args.align or args.json):
-            results = translator.translate(sentences, beam_size=args.beam)
+            results = translator.translate(sentences, beam_size=args.beam,
+                                           length_penalty=args.length_penalty)
         else:
             results = translator.translate_detailed(sentences, args.beam, args.n_best or 1,
                                                     **self.detail)
@@ -260,8 +281,15 @@ def main():
                         help="print each translation's score and log-probabilities")
     parser.add_argument("--align", action="store_true",
                         help="print each translation's word alignment (Pharaoh i-j)")
+    parser.add_argument("--align-words", action="store_true",
+                        help="--align between whitespace-separated words")
     parser.add_argument("--align-layer", type=cli.positive_int, default=None, metavar="N",
                         help="the decoder layer whose attention aligns (default the last)")
+    parser.add_argument("--align-heads", type=head_numbers, default=None, metavar="H,H",
+                        help="the heads whose average aligns, numbers from 1 (default all)")
+    parser.add_argument("--length-penalty", type=cli.non_negative_float, default=0.6,
+                        metavar="ALPHA", help="GNMT length penalty of beam search's score "
+                                              "(default 0.6; 0 turns it off)")
     parser.add_argument("--json", action="store_true", help="one JSON object per sentence")
     parser.add_argument("--attention", action="store_true",
                         help="with --json, the cross-attention of every layer and head")
@@ -277,6 +305,10 @@ def main():
     if args.align_layer is not None and args.align_layer > layers:
         raise cli.UsageError(f"--align-layer {args.align_layer}: this model has {layers} "
                              "decoder layers")
+    heads = translator.model.config.n_heads
+    if args.align_heads is not None and max(args.align_heads) > heads:
+        raise cli.UsageError(f"--align-heads {','.join(map(str, args.align_heads))}: this "
+                             f"model has {heads} heads (1 to {heads})")
     session = Session(translator, args, name)
     if args.sentences and session.targets is not None \
             and len(session.targets) != len(args.sentences):

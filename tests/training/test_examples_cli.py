@@ -146,6 +146,32 @@ def test_translate_n_best_with_scores_and_alignments(memorized_run):
         assert [int(pair.split("-")[1]) for pair in alignment.split()] == list(range(len(words)))
 
 
+def test_translate_length_penalty_zero_scores_by_the_log_probability(memorized_run):
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, "--beam", 2,
+                         "--scores", "--length-penalty", 0, "the black cat drank the milk")
+    assert result.returncode == 0, result.stderr
+    text, score, log_prob, _ = result.stdout.rstrip("\n").split("\t")
+    assert text == "el gato negro bebió la leche" and score == log_prob
+
+
+def test_translate_aligns_tokens_or_the_lines_words_from_chosen_heads(memorized_run):
+    """"blue." is one word of two tokens: --align counts the tokens, --align-words the
+    words; --align-heads 1,2 is the average of both heads, the default."""
+    def alignment(*flags):
+        result = run_example("translate.py", "--checkpoint", memorized_run.path, *flags,
+                             "the ball is blue.")
+        assert result.returncode == 0, result.stderr
+        text, pairs = result.stdout.rstrip("\n").split("\t")
+        assert text == "la bola es azul" and PHARAOH.match(pairs)
+        return [tuple(map(int, pair.split("-"))) for pair in pairs.split()]
+
+    tokens, words = alignment("--align"), alignment("--align-words")
+    assert [t for _, t in tokens] == [t for _, t in words] == [0, 1, 2, 3]
+    assert all(s <= 4 for s, _ in tokens) and all(s <= 3 for s, _ in words)
+    assert alignment("--align", "--align-heads", "1,2") == tokens
+    assert all(s <= 4 for s, _ in alignment("--align", "--align-heads", "2"))
+
+
 def test_translate_json_has_one_object_per_line_in_the_documented_order(memorized_run):
     too_long = " ".join(["the ball is blue"] * 40)
     stdin = f"the ball is blue\n\n{too_long}\n"
