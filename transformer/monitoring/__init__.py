@@ -25,4 +25,5 @@ from .tensorboard import TensorBoardLogger, log_final, run_logdir, summary_write
 __all__ = ["CURVES_FILE", "FLOW_FILE", "SAMPLES_FILE", "FlowRecording", "SampleTranslations",
            "TensorBoardLogger", "attention_views", "check_monitors", "flow_table", "log_final",
            "monitored", "read_samples", "run_logdir", "run_panels", "summary_writer",
-           "update_ratio_table", "write_attention_npz", "write_curves", "write_flow_figure", "write_report"]
+           "update_ratio_table", "write_attention_npz", "write_curves", "write_flow_figure",
+           "write_report"]
