@@ -199,7 +199,7 @@ class Session:
                        "align_layer": args.align_layer, "align_heads": args.align_heads,
                        "align_words": args.align_words, "length_penalty": args.length_penalty}
         self.lines = self.refused = self.non_blank = 0
-        self.scored = []  # the translations of --score-target, for its summary
+        self.scored = [0, 0, 0.0]  # --score-target's sentences, tokens, log-probability
 
     def gap(self, number, sentence, target):
         """Why line `number` cannot be translated (or scored against `target`): a Gap, or
@@ -236,7 +236,10 @@ class Session:
             results = []
         elif args.score_target is not None:
             results = translator.score(sentences, [t for _, _, t in good], **self.detail)
-            self.scored += [result.translations[0] for result in results]
+            for translation in (result.translations[0] for result in results):
+                self.scored[0] += 1
+                self.scored[1] += len(translation.tokens)
+                self.scored[2] += translation.log_prob
         elif args.n_best is None and not (args.scores or args.align or args.json):
             results = translator.translate(sentences, beam_size=args.beam,
                                            length_penalty=args.length_penalty)
@@ -259,10 +262,10 @@ class Session:
             raise cli.UsageError("no sentences given (as arguments or on stdin)")
         if self.targets is not None and self.lines != len(self.targets):
             raise count_mismatch(self.args.score_target, self.targets, self.lines)
-        if self.scored:
-            tokens = sum(len(t.tokens) for t in self.scored)
-            average = sum(t.log_prob for t in self.scored) / tokens
-            print(f"scored {len(self.scored)} sentence(s), {tokens} tokens (EOS included): "
+        sentences, tokens, log_prob = self.scored
+        if sentences:
+            average = log_prob / tokens
+            print(f"scored {sentences} sentence(s), {tokens} tokens (EOS included): "
                   f"average log-probability per token {average:.4f}, perplexity "
                   f"{math.exp(-average):.4f}", file=sys.stderr)
         return 1 if self.refused else 0
@@ -280,7 +283,8 @@ def main():
     parser.add_argument("--scores", action="store_true",
                         help="print each translation's score and log-probabilities")
     parser.add_argument("--align", action="store_true",
-                        help="print each translation's word alignment (Pharaoh i-j)")
+                        help="print each translation's alignment of token positions "
+                             "(Pharaoh i-j)")
     parser.add_argument("--align-words", action="store_true",
                         help="--align between whitespace-separated words")
     parser.add_argument("--align-layer", type=cli.positive_int, default=None, metavar="N",
