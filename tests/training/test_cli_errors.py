@@ -302,6 +302,7 @@ RUN_READERS = {  # the tool, and the arguments it needs besides --checkpoint ({o
     "illustrated.py": ["--out", "{out}"],
     "attention_maps.py": ["--out", "{out}"],
     "export_weights.py": ["--out", "{out}.safetensors"],
+    "alignment_layers.py": [],
 }
 WRONG_CHECKPOINTS = [  # (--checkpoint given, what the one line must name)
     ("{inputs}/nowhere", ["--checkpoint {inputs}/nowhere does not exist",
