@@ -23,7 +23,6 @@ from transformer import cli
 from transformer.data import load_task
 from transformer.data.lexicon import ADJECTIVES, ARTICLES, NOUNS, VERBS
 from transformer.inspection import hard_alignment
-from transformer.run_folder import RunFolder
 from transformer.translator import Translator
 
 
@@ -84,21 +83,20 @@ def agreement(results, forms):
 
 def main():
     parser = cli.ArgumentParser(description=__doc__)
-    parser.add_argument("--checkpoint", required=True, help="a word-level training run folder")
-    parser.add_argument("--which", default="best", choices=("best", "last"))
+    cli.add_checkpoint_arguments(parser)
     parser.add_argument("--data", help="'source<TAB>target' lines to align (default: the "
                                        "toy-en-es test split of the run's seed)")
     parser.add_argument("--sentences", type=cli.positive_int, default=500,
                         help="how many pairs to align (default 500)")
     args = parser.parse_args()
-    folder = RunFolder(args.checkpoint)
+    folder, which = cli.run_checkpoint(args.checkpoint, args.which)
     if args.data is not None:
         pairs = read_pairs(args.data)[:args.sentences]
     else:
         seed = folder.spec().training.seed
         pairs = [(e.src, e.tgt) for e in load_task("toy-en-es", seed=seed)["test"]]
         pairs = pairs[:args.sentences]
-    translator = Translator.from_checkpoint(args.checkpoint, args.which)
+    translator = Translator.from_checkpoint(folder.path, which)
     if translator.tokenizer.kind != "word":
         raise cli.UsageError(f"--checkpoint {args.checkpoint} is a subword run; the lexicon "
                              "aligns words: give a word-level run")

@@ -23,7 +23,6 @@ from transformer import AttentionRecorder, cli, greedy_decode
 from transformer.data import tokenize
 from transformer.decoding import default_max_len
 from transformer.instruments import plot_attention, write_csv
-from transformer.run_folder import RunFolder
 from transformer.translator import Translator
 
 DEFAULT_SENTENCE = "the animal didn't cross the street because it was too tired"
@@ -111,8 +110,7 @@ def show_encoder_attention(weights, source, word, out):
 
 def main(argv=None):
     parser = cli.ArgumentParser(description=__doc__)
-    parser.add_argument("--checkpoint", required=True, help="a training run folder")
-    parser.add_argument("--which", default="best", choices=("best", "last"))
+    cli.add_checkpoint_arguments(parser)
     parser.add_argument("--sentence", default=DEFAULT_SENTENCE)
     parser.add_argument("--word", help="the source word whose encoder self-attention is "
                                        "shown (default: 'it', where the sentence has it)")
@@ -123,8 +121,8 @@ def main(argv=None):
     if args.word is not None and args.word.lower() not in words:
         parser.error(f"--word {args.word!r} is not a word of --sentence {args.sentence!r}; "
                      f"choose one of: {', '.join(dict.fromkeys(words))}")
-    folder = RunFolder(args.checkpoint)
-    model, vocab = folder.load_model(args.which), folder.vocab()
+    folder, which = cli.run_checkpoint(args.checkpoint, args.which)
+    model, vocab = folder.load_model(which), folder.vocab()
     problem = Translator(model, vocab).problem(args.sentence)
     if problem:
         parser.error(f"--sentence {args.sentence!r}: {problem}")

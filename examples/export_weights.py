@@ -11,14 +11,12 @@ file's metadata (docs/conventions.md, "Weights for other tools").
 from pathlib import Path
 
 from transformer import cli
-from transformer.run_folder import RunFolder
 from transformer.weights import export_weights
 
 
 def main(argv=None):
     parser = cli.ArgumentParser(description=__doc__)
-    parser.add_argument("--checkpoint", required=True, help="the training run folder")
-    parser.add_argument("--which", default="best", choices=("best", "last"))
+    cli.add_checkpoint_arguments(parser)
     parser.add_argument("--out", required=True, type=Path, help="the .safetensors file")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args(argv)
@@ -29,10 +27,10 @@ def main(argv=None):
                      "pass --overwrite")
     if not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: the folder {args.out.parent} does not exist")
-    model = RunFolder(args.checkpoint).load_model(args.which)
+    folder, which = cli.run_checkpoint(args.checkpoint, args.which)
+    model = folder.load_model(which)
     export_weights(model, args.out, overwrite=args.overwrite)
-    print(f"wrote {args.out}: {model.num_parameters()} parameters of {args.checkpoint} "
-          f"({args.which}.npz)")
+    print(f"wrote {args.out}: {model.num_parameters()} parameters of {folder.checkpoint(which)}")
     return 0
 
 

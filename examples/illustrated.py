@@ -5,9 +5,10 @@ its prose is transformer/illustrated/walkthrough.template.md).
     python examples/illustrated.py --checkpoint runs/toy-en-es --out docs/illustrated
     python examples/illustrated.py --out runs/illustrated      # a freshly initialized model
 
-Writes OUT/walkthrough.md and its PNG figures (linked by relative paths). Without
---checkpoint it builds the toy-en-es vocabulary with the default settings and initializes the
-main job's model from --seed, and says so at the top of the page. Headless (Agg canvas).
+Writes OUT/walkthrough.md and its PNG figures (linked by relative paths). --checkpoint takes a
+run folder, or RUN/best.npz or RUN/last.npz. Without it, the page builds the toy-en-es
+vocabulary with the default settings and initializes the main job's model from --seed, and
+says so at the top of the page. Headless (Agg canvas).
 """
 
 import time
@@ -18,9 +19,7 @@ from transformer.illustrated import load_subject, write_walkthrough
 
 def main(argv=None):
     parser = cli.ArgumentParser(description=__doc__)
-    parser.add_argument("--checkpoint", help="a training run folder (default: an untrained "
-                                             "model on the toy-en-es vocabulary)")
-    parser.add_argument("--which", default="best", choices=("best", "last"))
+    cli.add_checkpoint_arguments(parser, required=False)
     parser.add_argument("--out", default="runs/illustrated", type=cli.output_folder,
                         help="folder for walkthrough.md and its figures")
     parser.add_argument("--seed", type=cli.non_negative_int, default=0,
@@ -29,7 +28,14 @@ def main(argv=None):
                         help="resolution of the figures")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    subject = load_subject(args.checkpoint, args.which, args.out, seed=args.seed, dpi=args.dpi)
+    checkpoint, which = args.checkpoint, "best"
+    if args.checkpoint is not None:
+        folder, which = cli.run_checkpoint(args.checkpoint, args.which)
+        checkpoint = folder.path
+    elif args.which is not None:
+        parser.error(f"--which {args.which} chooses a checkpoint of --checkpoint; add "
+                     "--checkpoint RUN")
+    subject = load_subject(checkpoint, which, args.out, seed=args.seed, dpi=args.dpi)
     path, sections = write_walkthrough(subject)
     figures = sum(len(section.figures) for section in sections)
     print(f"{path}: {len(sections)} sections, {figures} figures "

@@ -5,6 +5,7 @@ chosen sentences (layer and head choosers; point at a word to see what it attend
     python examples/report.py --checkpoint runs/toy-en-es            # runs/toy-en-es/report.html
     python examples/report.py --checkpoint runs/toy-en-es --out report --sentence "the ball is blue"
     python examples/report.py --checkpoint runs/toy-en-es --curves-only   # curves.png, flow.png
+    python examples/report.py --checkpoint runs/toy-en-es/last.npz   # before the first validation
 
 Also writes attention.npz, the first sentence's attention for bertviz (docs/inspecting.md).
 Needs plotly (the `examples` extra), except --curves-only.
@@ -21,16 +22,13 @@ from transformer.monitoring import (
 )
 from transformer.monitoring.report import plotly
 from transformer.pipeline import SHOWCASE
-from transformer.run_folder import RunFolder
 
 
 def parse_arguments(argv=None):
     parser = cli.ArgumentParser(description=__doc__)
-    parser.add_argument("--checkpoint", required=True, metavar="RUN", help="the run folder")
+    cli.add_checkpoint_arguments(parser)
     parser.add_argument("--out", type=cli.output_folder,
                         help="folder to write into (default: the run folder)")
-    parser.add_argument("--which", choices=("best", "last"), default="best",
-                        help="the checkpoint whose attention is shown (default best)")
     parser.add_argument("--sentence", action="append", metavar="TEXT",
                         help="a sentence for the attention view (repeat for more; default: "
                              "the README's three on toy-en-es, else the run's sample "
@@ -38,12 +36,7 @@ def parse_arguments(argv=None):
     parser.add_argument("--curves-only", action="store_true",
                         help="write curves.png (and flow.png, when the flow was recorded) only")
     parser.add_argument("--device", type=cli.device, default="cpu", help="cpu | cuda | cuda:N")
-    args = parser.parse_args(argv)
-    folder = RunFolder(args.checkpoint)
-    if not folder.holds_run() or not folder.file("config.json").exists():
-        parser.error(f"--checkpoint {args.checkpoint}: no training run there (config.json "
-                     "is missing); give the --out folder of examples/train_translation.py")
-    return args
+    return parser.parse_args(argv)
 
 
 def default_sentences(folder, vocab, tokenizer):
@@ -57,11 +50,16 @@ def default_sentences(folder, vocab, tokenizer):
 
 
 def main(argv=None):
+    """Everything is read and checked before --out is made: a mistake leaves nothing behind."""
     args = parse_arguments(argv)
-    folder = RunFolder(args.checkpoint)
+    folder, which = cli.run_checkpoint(args.checkpoint, args.which)
     out = args.out if args.out is not None else folder.path
-    out.mkdir(parents=True, exist_ok=True)
     if args.curves_only:
+        if not folder.metrics_records():
+            raise cli.UsageError(f"--curves-only: {folder.file('metrics.jsonl')} holds no "
+                                 "metrics yet; train the run longer (it logs every "
+                                 "--log-every steps), then draw its curves")
+        out.mkdir(parents=True, exist_ok=True)
         for path in (write_curves(folder, out / "curves.png"),
                      write_flow_figure(folder, out / "flow.png")):
             if path is not None:
@@ -69,13 +67,14 @@ def main(argv=None):
         return 0
     plotly()  # the extra's error before any work
     vocab, tokenizer = folder.vocab(), folder.tokenizer()
-    model = folder.load_model(args.which, args.device)
+    model = folder.load_model(which, args.device)
     sentences = args.sentence or default_sentences(folder, vocab, tokenizer)
     if not sentences:
         raise cli.UsageError("no sentence for the attention view: give --sentence TEXT (the "
                              "run's vocabulary does not know the README's sentences, and it "
                              "recorded no samples)")
     views = attention_views(model, vocab, tokenizer, sentences)
+    out.mkdir(parents=True, exist_ok=True)
     print(f"wrote {write_report(folder, views, out / 'report.html')}")
     write_attention_npz(views[0], out / "attention.npz")
     print(f"wrote {out / 'attention.npz'} (attention of {views[0]['sentence']!r})")

@@ -8,12 +8,16 @@ every mistake answered with one line on stderr instead of a traceback.
         cli.run(main)
 
 The line is `error: <what is wrong, naming the flag or file and the value, and what to do>`.
-Exit status 2 is a usage error (a flag, an argument or an input file the user named, or a
-configuration they asked for, ConfigError: fix the command line), 1 a failure while running
-(a damaged checkpoint, a missing device, ...), 130 an interrupt (the shell's convention for
-Ctrl-C).
+Exit status 2 is a usage error (a flag, an argument or an input file the user named, a path
+that is missing or not what the flag takes, or a configuration they asked for, ConfigError:
+fix the command line), 1 a failure while running (a damaged checkpoint, a missing device,
+...), 130 an interrupt (the shell's convention for Ctrl-C). Every tool that reads a trained
+run takes `--checkpoint` and `--which` from `add_checkpoint_arguments` and resolves them with
+`run_checkpoint`, so that they word a wrong path alike.
 `--debug` on the command line, or MINIGRAD_DEBUG=1 in the environment, shows the traceback.
 """
+
+from __future__ import annotations
 
 import argparse
 import os
@@ -21,11 +25,13 @@ import re
 import sys
 import traceback
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from minigrad.errors import ConfigError, MinigradError  # the engine's; transformer.errors'
 
 #                                                         are narrower kinds of these
+if TYPE_CHECKING:
+    from .run_folder import RunFolder
 
 
 class UsageError(Exception):
@@ -130,6 +136,55 @@ def device(text) -> str:
     if not re.fullmatch(r"cpu|cuda(:\d+)?", text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a device; use cpu, cuda or cuda:N")
     return text
+
+
+# ----- a trained run ---------------------------------------------------------------------------
+
+CHECKPOINTS = ("best", "last")
+_WHAT_TO_GIVE = ("give a training run folder (the --out of examples/train_translation.py) or a "
+                 "checkpoint file in it (RUN/best.npz or RUN/last.npz)")
+
+
+def add_checkpoint_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """--checkpoint RUN (a run folder, or RUN/best.npz or RUN/last.npz) and --which."""
+    parser.add_argument("--checkpoint", required=required, metavar="RUN",
+                        help="a training run folder, or a checkpoint file in it (RUN/best.npz, "
+                             "RUN/last.npz)")
+    parser.add_argument("--which", choices=CHECKPOINTS, default=None,
+                        help="the checkpoint of a run folder: best (by validation, the default) "
+                             "or last (a checkpoint file names its own)")
+
+
+def run_checkpoint(given: str | os.PathLike, which: str | None = None) -> tuple[RunFolder, str]:
+    """The run folder and the checkpoint ("best" or "last") that `--checkpoint given` and
+    `--which which` name; UsageError, one line saying what to give, when the path is missing,
+    is not a run folder or one of its checkpoint files, or the checkpoint is not there yet."""
+    from .run_folder import RunFolder  # it reads models: not needed to parse flags
+
+    path, flag = Path(given), f"--checkpoint {given}"
+    if path.is_file():
+        if path.name not in (f"{name}.npz" for name in CHECKPOINTS):
+            raise UsageError(f"{flag} is a file but not a run's best.npz or last.npz; "
+                             f"{_WHAT_TO_GIVE}")
+        if which is not None and which != path.stem:
+            raise UsageError(f"{flag} and --which {which} name different checkpoints; give "
+                             "one of them")
+        folder, which = RunFolder(path.parent), path.stem
+    else:
+        folder, which = RunFolder(path), which or "best"
+        folder.recover()
+        if not path.exists():
+            raise UsageError(f"{flag} does not exist; {_WHAT_TO_GIVE}")
+    if not folder.file("config.json").exists():
+        raise UsageError(f"{flag}: no training run there (config.json is missing); "
+                         f"{_WHAT_TO_GIVE}")
+    if not folder.checkpoint(which).exists():
+        other = CHECKPOINTS[1 - CHECKPOINTS.index(which)]
+        why = "the run has not validated yet" if which == "best" else "the run is damaged"
+        remedy = (f"give --which {other} ({other}.npz is there)"
+                  if folder.checkpoint(other).exists() else "the folder holds no checkpoint")
+        raise UsageError(f"{flag}: {folder.checkpoint(which)} does not exist ({why}); {remedy}")
+    return folder, which
 
 
 # ----- several processes ------------------------------------------------------------------

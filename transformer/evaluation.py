@@ -35,12 +35,14 @@ def same_text(hypothesis, reference) -> bool:
     return hypothesis.lower().split() == reference.lower().split()
 
 
-def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None) -> list[list[int]]:
-    """Decode a batch of source ids; returns one list of target ids per row (EOS removed)."""
+def translate_ids(model, src, vocab, beam_size=1, max_len=None, src_mask=None,
+                  length_penalty=0.6) -> list[list[int]]:
+    """Decode a batch of source ids; returns one list of target ids per row (EOS removed).
+    `length_penalty` is beam search's GNMT alpha (0: none)."""
     max_len = max_len or default_max_len(model, src.shape[1])
     if beam_size > 1:
         out = beam_search(model, src, beam_size, max_len, vocab.bos_id, vocab.eos_id,
-                          src_mask=src_mask)
+                          length_penalty=length_penalty, src_mask=src_mask)
     else:
         out = greedy_decode(model, src, max_len, vocab.bos_id, vocab.eos_id, src_mask=src_mask)
     results = []

@@ -55,6 +55,30 @@ def check_align_layer(model, align_layer):
     return align_layer
 
 
+def check_align_heads(model, align_heads) -> list[int]:
+    """The attention heads (indices from 0) whose average aligns: `align_heads` (numbers from
+    1), or all of them."""
+    heads = model.config.n_heads
+    if align_heads is None:
+        return list(range(heads))
+    wrong = [h for h in align_heads if not 1 <= h <= heads]
+    if wrong or not align_heads:
+        raise ValueError(f"align_heads must be head numbers, 1 to {heads}, got "
+                         f"{list(align_heads)}")
+    return [h - 1 for h in dict.fromkeys(align_heads)]
+
+
+def line_words(tokenize, detokenize, text, tokens) -> list[int]:
+    """The whitespace-separated word of `text` that each of its `tokens` (`tokenize(text)`)
+    belongs to, from 0 ("queen's" is one word of two tokens). Where tokenizing word by word
+    does not give `tokens` (an <unk> in a decoded text), the words of the text
+    `detokenize(tokens)` writes."""
+    by_word = [word for word, piece in enumerate(text.split()) for _ in tokenize(piece)]
+    if len(by_word) == len(tokens):
+        return by_word
+    return [len(detokenize(tokens[:end + 1]).split()) - 1 for end in range(len(tokens))]
+
+
 def hard_alignment(attention, source_words, target_words) -> list[tuple[int, int]]:
     """One source word per target word, from one layer's cross-attention `(heads, t, s)` of
     one translation: the heads' average, summed over the source tokens of each source word,

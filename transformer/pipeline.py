@@ -24,7 +24,7 @@ from .data.errors import agreement_error, repeated_clause
 from .errors import ConfigError, ResumeConflict
 from .evaluation import evaluate
 from .model import Transformer
-from .monitoring import check_monitors, monitored
+from .monitoring import check_monitors, log_final, monitored
 from .options import conflicts, resumable_text
 from .run_folder import RunFolder
 from .run_spec import RunSpec
@@ -153,8 +153,11 @@ def _train_and_report(trainer, folder, splits, spec, showcase):
         f"{trainer.best[0]:.4f})"
     print(f"trained {trainer.step} steps in {trainer.train_seconds:.0f} s (wall "
           f"{trainer.wall_seconds:.0f} s){best}")
-    return final_report(folder, splits, trainer.train_seconds,
-                        showcase if spec.task.name == "toy-en-es" else (), trainer.best_step)
+    metrics = final_report(folder, splits, trainer.train_seconds,
+                           showcase if spec.task.name == "toy-en-es" else (), trainer.best_step)
+    if spec.monitors.tensorboard is not None:
+        log_final(spec.monitors.tensorboard, folder, metrics, trainer.step)
+    return metrics
 
 
 def _saved_run(folder, changes) -> dict[str, Any]:

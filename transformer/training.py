@@ -209,7 +209,10 @@ class Trainer:
         micro-batches of one global batch of `global_tokens` target tokens (each loss summed,
         then divided by that count, so that the gradients summed over micro-batches and
         ranks are the gradient of the global batch's mean loss). Returns the step's record,
-        its loss and gradient norm as 0-d tensors. A non-finite loss or gradient makes the
+        its loss and gradient norm as 0-d tensors, and at a logging step `cross_entropy`: the
+        plain cross-entropy of this rank's batch per target token (no label smoothing; read
+        from the logits, nothing learnt from it: the training arithmetic is the same), what
+        training perplexity is computed from. A non-finite loss or gradient makes the
         optimizer skip the update on the device (on every rank: one rank's non-finite loss
         makes every rank's summed gradient non-finite); the next read (`read`) raises
         NonFiniteLossError for it."""
@@ -217,6 +220,8 @@ class Trainer:
         self.model.train()
         self.optimizer.zero_grad()
         total: Any = None
+        plain: Any = None
+        logging = (self.step + 1) % self.config.log_every == 0
         with self.reducer.no_sync():
             for micro in batches:
                 logits = self.model(micro.src, micro.tgt_in, micro.src_mask, micro.tgt_mask)
@@ -226,6 +231,11 @@ class Trainer:
                     loss = loss / global_tokens
                 loss.backward()
                 total = loss.detach() if total is None else total + loss.detach()
+                if logging:
+                    summed = F.cross_entropy(logits.detach(), micro.tgt_out,
+                                             ignore_index=self.model.config.pad_id,
+                                             reduction="sum")
+                    plain = summed if plain is None else plain + summed
         self.reducer.reduce()
         for callback in self.callbacks:
             callback.on_backward_end(self, self.step + 1, batches[-1])
@@ -237,7 +247,10 @@ class Trainer:
         if self.average is not None:
             self.average.update()
         self._unread.append((self.step + 1, total, grad_norm))
-        return {"loss": total, "lr": lr, "grad_norm": grad_norm}
+        record = {"loss": total, "lr": lr, "grad_norm": grad_norm}
+        if plain is not None:
+            record["cross_entropy"] = plain / sum(micro.n_tokens for micro in batches)
+        return record
 
     # ----- the read cadence: the one place where the host waits for the device -------------------
     def reads_at(self, step) -> bool:
@@ -341,6 +354,8 @@ class Trainer:
                       time_s=round(self.train_seconds, 3), tokens_per_s=tokens / elapsed)
         for callback in self.callbacks:
             callback.on_step_end(self, self.step, record)  # the loss of this rank's shards
+        if "cross_entropy" in record:  # a logging step, read with the others
+            numbers["cross_entropy"] = float(record["cross_entropy"].astype("float64").numpy())
         record = {**record, **numbers}  # what is logged: numbers at read steps
         self._agree(record, read)  # from here on, the loss of the global batch
         if self.step % self.config.log_every == 0:

@@ -15,7 +15,14 @@ import minigrad as mg
 from .data.tokenizer import WORDS
 from .decoding import beam_search_n_best, default_max_len, penalized_score
 from .evaluation import translate_ids
-from .inspection import check_align_layer, hard_alignment, pharaoh, teacher_forced
+from .inspection import (
+    check_align_heads,
+    check_align_layer,
+    hard_alignment,
+    line_words,
+    pharaoh,
+    teacher_forced,
+)
 from .run_folder import RunFolder
 
 
@@ -51,6 +58,17 @@ class Translation:
         if self.attention is not None:
             record["attention"] = np.round(self.attention.astype(np.float64), 6).tolist()
         return record
+
+
+@dataclass(frozen=True)
+class Aligning:
+    """How to align: decoder `layer` (from 1), the average of `heads` (indices from 0),
+    between the line's whitespace-separated `words` or the tokenizer's; whether `wanted`."""
+
+    layer: int
+    heads: list[int]
+    words: bool
+    wanted: bool
 
 
 @dataclass
@@ -112,47 +130,55 @@ class Translator:
                     "sentence)")
         return None
 
-    def translate(self, sentences, beam_size=1, max_len=None) -> list[str]:
+    def translate(self, sentences, beam_size=1, max_len=None, length_penalty=0.6) -> list[str]:
         """One translation per sentence, in order; unknown words are reported on stderr.
-        ValueError names each sentence that cannot be translated (see `problem`)."""
+        ValueError names each sentence that cannot be translated (see `problem`).
+        `length_penalty` is beam search's GNMT alpha (0: none)."""
         sentences, single = self._checked(sentences)
         if not sentences:
             return []
         decoded = translate_ids(self.model, self._source_ids(sentences), self.vocab, beam_size,
-                                max_len)
+                                max_len, length_penalty=length_penalty)
         results = [self.tokenizer.detokenize(self.vocab.decode(row)) for row in decoded]
         return results[0] if single else results
 
     def translate_detailed(self, sentences, beam_size=1, n_best=1, attention=False,
-                           align=False, align_layer=None, max_len=None) -> Any:
+                           align=False, align_layer=None, max_len=None, length_penalty=0.6,
+                           align_heads=None, align_words=False) -> Any:
         """A `TranslationResult` per sentence (one for a string): its `n_best` (<= beam_size)
-        best translations by beam search, best first, with their scores and per-token
-        log-probabilities, and on request the cross-attention and the word alignment of
-        decoder layer `align_layer` (from 1; default the last). beam_size=1 is greedy
-        decoding, whose one translation is the one `translate` gives."""
+        best translations by beam search (GNMT `length_penalty` alpha, 0: none), best first,
+        with their scores and per-token log-probabilities, and on request the cross-attention
+        and the alignment of decoder layer `align_layer` (from 1; default the
+        last), averaged over `align_heads` (numbers from 1; default all), between the
+        tokenizer's words or, with `align_words`, the whitespace-separated words of the
+        sentence and of the translation. beam_size=1 is greedy decoding, whose one
+        translation is the one `translate` gives."""
         sentences, single = self._checked(sentences)
-        align_layer = check_align_layer(self.model, align_layer)
+        aligning = Aligning(check_align_layer(self.model, align_layer),
+                            check_align_heads(self.model, align_heads), align_words, align)
         if not sentences:
             return []
         src = self._source_ids(sentences)
         max_len = max_len or default_max_len(self.model, src.shape[1])
         lists = beam_search_n_best(self.model, src, beam_size, max_len, self.vocab.bos_id,
-                                   self.vocab.eos_id, n_best)
+                                   self.vocab.eos_id, n_best, length_penalty)
         owners = [b for b, found in enumerate(lists) for _ in found]
         hypotheses = [h for found in lists for h in found]
         cross = [None] * len(hypotheses)
         if attention or align:  # recorded by teacher forcing: the decoder is causal
             _, cross = self._teacher_forced(src, owners, [h.tokens for h in hypotheses], True)
         translations = [self._translation(sentences[b], h.tokens, h.token_log_probs, c,
-                                          attention, align and align_layer)
+                                          attention, aligning, length_penalty)
                         for b, h, c in zip(owners, hypotheses, cross)]
         return self._results(sentences, owners, translations, single)
 
-    def score(self, sentences, translations, attention=False, align=False, align_layer=None) -> Any:
+    def score(self, sentences, translations, attention=False, align=False, align_layer=None,
+              length_penalty=0.6, align_heads=None, align_words=False) -> Any:
         """A `TranslationResult` per sentence (one for a string) holding its given
         translation, scored by the model under teacher forcing (fairseq's
         `--score-reference`): each token's log-probability, EOS included, their sum and the
-        score beam search would give it; on request its cross-attention and alignment. The
+        score beam search would give it (with `length_penalty`); on request its
+        cross-attention and alignment (as `translate_detailed`). The
         text is kept as given; a word the vocabulary lacks is read as <unk> (its token),
         reported on stderr."""
         sentences, single = self._checked(sentences)
@@ -164,7 +190,8 @@ class Translator:
                     for i, t in enumerate(translations, start=1) if self.target_problem(t)]
         if problems:
             raise ValueError("score: " + "; ".join(problems))
-        align_layer = check_align_layer(self.model, align_layer)
+        aligning = Aligning(check_align_layer(self.model, align_layer),
+                            check_align_heads(self.model, align_heads), align_words, align)
         if not sentences:
             return []
         for translation in translations:
@@ -177,7 +204,8 @@ class Translator:
         src = self._source_ids(sentences)
         owners = list(range(len(sentences)))
         log_probs, cross = self._teacher_forced(src, owners, ids, attention or align)
-        scored = [self._translation(s, i, p[:len(i)], c, attention, align and align_layer, t)
+        scored = [self._translation(s, i, p[:len(i)], c, attention, aligning, length_penalty,
+                                    t)
                   for s, t, i, p, c in zip(sentences, translations, ids, log_probs, cross)]
         return self._results(sentences, owners, scored, single)
 
@@ -214,30 +242,37 @@ class Translator:
         log_probs, cross = found if attention else (found, [None] * len(outputs))
         return list(log_probs), list(cross)
 
-    def _translation(self, sentence, ids, token_log_probs, cross, attention, align_layer,
-                     text=None):
+    def _translation(self, sentence, ids, token_log_probs, cross, attention, aligning,
+                     length_penalty, text=None):
         """A Translation of output `ids` of `sentence` (its `text`: by default, the ids
         detokenised); `cross` (layers, heads, len, src_len) its cross-attention or None;
-        align_layer a layer number to align with, or False."""
+        `aligning` how to align."""
         source_tokens = self.tokenizer.source(sentence)
         ids = [int(i) for i in ids]
         tokens = [self.vocab.id_to_token(i) for i in ids]
         log_prob = float(np.sum(token_log_probs))
         translation = Translation(
             self.tokenizer.detokenize(self.vocab.decode(ids)) if text is None else text, tokens,
-            [float(p) for p in token_log_probs], log_prob, penalized_score(log_prob, len(ids)))
+            [float(p) for p in token_log_probs], log_prob,
+            penalized_score(log_prob, len(ids), length_penalty))
         if cross is not None:
             cross = cross[:, :, :len(ids), :len(source_tokens)]
             if attention:
                 translation.attention = cross
-            if align_layer:
-                layer = cross[align_layer - 1]
+            if aligning.wanted:
+                layer = cross[aligning.layer - 1][aligning.heads]
                 target = tokens[:-1] if ids and ids[-1] == self.vocab.eos_id else tokens
                 translation.token_alignment = hard_alignment(
                     layer, range(len(source_tokens)), range(len(target)))
-                translation.alignment = hard_alignment(
-                    layer, self.tokenizer.word_index(source_tokens),
-                    self.tokenizer.word_index(target))
+                if aligning.words:
+                    source_words = line_words(self.tokenizer.source, self.tokenizer.detokenize,
+                                              sentence, source_tokens)
+                    target_words = line_words(self.tokenizer.target, self.tokenizer.detokenize,
+                                              translation.text, target)
+                else:
+                    source_words = self.tokenizer.word_index(source_tokens)
+                    target_words = self.tokenizer.word_index(target)
+                translation.alignment = hard_alignment(layer, source_words, target_words)
         return translation
 
     def _results(self, sentences, owners, translations, single):

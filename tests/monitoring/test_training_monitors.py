@@ -88,17 +88,39 @@ def test_recorded_flow_equals_a_direct_recorder_call_at_that_step(monitored_run,
 
 def test_tensorboard_events_read_back_with_tensorboards_reader(monitored_run):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import plugin_data_pb2
 
-    events = EventAccumulator(str(monitored_run.tensorboard),
+    assert [p.name for p in monitored_run.tensorboard.iterdir()] == ["run"]  # the run's name
+    events = EventAccumulator(str(monitored_run.tensorboard / "run"),
                               size_guidance={"scalars": 0, "histograms": 0, "tensors": 0})
     events.Reload()
     tags = events.Tags()
-    assert {"train/loss", "train/lr", "valid/exact_match", "valid/bleu"} <= set(tags["scalars"])
+    assert {"train/loss", "train/lr", "valid/exact_match", "valid/bleu", "valid/chrf",
+            "train/cross_entropy"} <= set(tags["scalars"])
     metrics = lines(monitored_run.path / "metrics.jsonl")
-    valid = {r["step"]: r["loss"] for r in metrics if r["split"] == "valid"}
-    read = {e.step: e.value for e in events.Scalars("valid/loss")}
-    assert read.keys() == valid.keys()
-    assert np.allclose([read[s] for s in valid], list(valid.values()), rtol=1e-6)
+    for split, key in (("valid", "loss"), ("valid", "chrf"), ("train", "cross_entropy")):
+        logged = {r["step"]: r[key] for r in metrics if r["split"] == split}
+        read = {e.step: e.value for e in events.Scalars(f"{split}/{key}")}
+        assert read.keys() == logged.keys()
+        assert np.allclose([read[s] for s in logged], list(logged.values()), rtol=1e-6)
+        if key != "chrf":  # perplexity: exp of the plain cross-entropy
+            perplexity = {e.step: e.value for e in events.Scalars(f"{split}/perplexity")}
+            assert np.allclose([perplexity[s] for s in logged], np.exp(list(logged.values())),
+                               rtol=1e-6)
+    flow = [tag for tag in tags["scalars"] if tag.startswith("flow/")]
+    assert "flow/grad_in/encoder_1_self_attn" in flow
+    assert any(tag.startswith("flow/update_ratio/") for tag in flow)
+    final = json.loads((monitored_run.path / "metrics.json").read_text())
+    read = events.Scalars("final/test_exact_match")
+    assert [(e.step, e.value) for e in read] == [(4, pytest.approx(final["test_exact_match"]))]
+    hparams = plugin_data_pb2.HParamsPluginData.FromString(
+        events.SummaryMetadata("_hparams_/session_start_info").plugin_data.content)
+    chosen = hparams.session_start_info.hparams
+    assert chosen["model.d_model"].number_value == 16
+    assert chosen["task.name"].string_value == "pairs"
+    experiment = plugin_data_pb2.HParamsPluginData.FromString(
+        events.SummaryMetadata("_hparams_/experiment").plugin_data.content).experiment
+    assert "final/test_bleu" in {info.name.tag for info in experiment.metric_infos}
     assert "weights/encoder.embedding.weight" in tags["histograms"]
     assert any(tag.startswith("gradients/") for tag in tags["histograms"])
     assert any("samples" in tag for tag in tags["tensors"])

@@ -150,7 +150,6 @@ DAMAGES = [  # (file, change, what the line must name)
     ("vocab.json", edit_json(lambda v: v["tokens"].append("zebra")),
      ["another vocabulary", "vocab.json"]),
     ("best.npz", lambda p: p.write_bytes(p.read_bytes()[:1000]), ["best.npz", "truncated"]),
-    ("best.npz", lambda p: p.unlink(), ["best.npz", "does not exist", "last.npz"]),
 ]
 
 
@@ -174,6 +173,11 @@ TRANSLATE_USAGE_ERRORS = [
      ["--n-best 2", "greedy decoding (--beam 1) gives one translation"]),
     (["--attention", "the ball is blue"], ["--attention", "add --json"]),
     (["--align-layer", "1", "the ball is blue"], ["--align-layer 1", "add --align"]),
+    (["--align-heads", "1", "the ball is blue"], ["--align-heads 1", "add --align"]),
+    (["--align", "--align-heads", "1,3", "the ball is blue"],
+     ["--align-heads 1,3", "this model has 2 heads"]),
+    (["--align", "--align-heads", "0", "the ball is blue"], ["--align-heads", "'0'"]),
+    (["--length-penalty", "-1", "the ball is blue"], ["--length-penalty", "'-1'"]),
     (["--align", "--align-layer", "2", "the ball is blue"],
      ["--align-layer 2", "this model has 1 decoder layers"]),
     (["--score-target", "nowhere.txt", "the ball is blue"],
@@ -200,17 +204,22 @@ def test_translate_score_target_errors(memorized_run, tmp_path):
     assert_one_error_line(result, 2, "--score-target", "--beam and --n-best do not apply")
 
 
-def test_blank_lines_of_a_score_target_are_skipped_with_their_sentences(memorized_run,
-                                                                         tmp_path):
+def test_blank_lines_of_a_score_target_keep_their_lines(memorized_run, tmp_path):
     targets = tmp_path / "targets.txt"
-    targets.write_text("la bola es azul\n\nel gato negro bebió la leche\n", encoding="utf-8")
-    stdin = "the ball is blue\nthe ball is blue\nthe black cat drank the milk\n"
+    targets.write_text("la bola es azul\n\nel gato\nel gato negro bebió la leche\n",
+                       encoding="utf-8")
+    stdin = "the ball is blue\nthe ball is blue\n\nthe black cat drank the milk\n"
     result = run_example("translate.py", "--checkpoint", memorized_run.path, "--score-target",
                          targets, stdin=stdin)
     assert result.returncode == 0, result.stderr
     assert [line.split("\t")[0] for line in result.stdout.splitlines()] == \
-        ["la bola es azul", "el gato negro bebió la leche"]
-    assert f"skipped blank line 2 of {targets}" in result.stderr
+        ["la bola es azul", "", "", "el gato negro bebió la leche"]
+    notes = result.stderr.splitlines()
+    assert notes[:2] == [f"translate: line 2 of {targets} (the translation of line 2 of stdin) "
+                         "is blank; not scored, an empty line in its place",
+                         "translate: line 3 of stdin is blank; not scored, an empty line in its "
+                         "place"]
+    assert notes[2].startswith("scored 2 sentence(s)")
 
 
 def test_alignment_layers_refuses_a_line_that_is_not_a_pair(memorized_run, tmp_path):
@@ -223,7 +232,8 @@ def test_alignment_layers_refuses_a_line_that_is_not_a_pair(memorized_run, tmp_p
 
 def test_translate_a_missing_run_folder_is_one_line(tmp_path):
     result = run_example("translate.py", "--checkpoint", tmp_path / "nowhere", "the ball")
-    assert_one_error_line(result, 1, "nowhere", "config.json does not exist")
+    assert_one_error_line(result, 2, f"--checkpoint {tmp_path / 'nowhere'} does not exist",
+                          "give a training run folder", "RUN/best.npz")
 
 
 def test_an_over_long_line_gets_its_own_error_and_the_others_are_translated(memorized_run):
@@ -231,10 +241,11 @@ def test_an_over_long_line_gets_its_own_error_and_the_others_are_translated(memo
     stdin = f"the ball is blue\n{too_long}\n\nthe black cat drank the milk\n"
     result = run_example("translate.py", "--checkpoint", memorized_run.path, stdin=stdin)
     assert result.returncode == 1
-    assert result.stdout.splitlines() == ["la bola es azul", "", "el gato negro bebió la leche"]
+    assert result.stdout.splitlines() == ["la bola es azul", "", "",
+                                          "el gato negro bebió la leche"]
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1 and "sentence 2" in errors[0] and "160 tokens" in errors[0]
-    assert "skipped blank line 3 of stdin" in result.stderr
+    assert len(errors) == 1 and "line 2 of stdin" in errors[0] and "160 tokens" in errors[0]
+    assert "translate: line 3 of stdin is blank" in result.stderr
 
 
 def test_translate_warns_of_words_seen_only_on_the_target_side(memorized_run):
@@ -249,8 +260,6 @@ OTHER_SCRIPTS = [  # (script, arguments, status, what the line must name)
     ("copy_task.py", ["--seed", "-1"], 2, ["--seed"]),
     ("illustrated.py", ["--dpi", "0"], 2, ["--dpi"]),
     ("illustrated.py", ["--out", "{inputs}/a_file"], 2, ["--out", "a_file", "is a file"]),
-    ("illustrated.py", ["--checkpoint", "{inputs}/folder"], 1, ["folder", "config.json"]),
-    ("attention_maps.py", ["--checkpoint", "{inputs}/folder"], 1, ["config.json"]),
     ("attention_maps.py", ["--checkpoint", "{run}", "--word", "zebra"], 2,
      ["--word 'zebra'", "choose one of"]),
     ("attention_maps.py", ["--checkpoint", "{run}", "--sentence", " "], 2,
@@ -283,3 +292,69 @@ def test_the_other_tools_answer_mistakes_in_one_line(memorized_run, inputs, scri
     arguments = [a.format(inputs=inputs, run=memorized_run.path) for a in arguments]
     result = run_example(script, *arguments)
     assert_one_error_line(result, status, *fragments)
+
+
+# ----- --checkpoint, alike in every tool that reads a run ---------------------------------------
+
+RUN_READERS = {  # the tool, and the arguments it needs besides --checkpoint ({out}: a new path)
+    "translate.py": ["the ball is blue"],
+    "report.py": ["--out", "{out}"],
+    "illustrated.py": ["--out", "{out}"],
+    "attention_maps.py": ["--out", "{out}"],
+    "export_weights.py": ["--out", "{out}.safetensors"],
+    "alignment_layers.py": [],
+}
+WRONG_CHECKPOINTS = [  # (--checkpoint given, what the one line must name)
+    ("{inputs}/nowhere", ["--checkpoint {inputs}/nowhere does not exist",
+                          "give a training run folder", "RUN/best.npz or RUN/last.npz"]),
+    ("{inputs}/folder", ["--checkpoint {inputs}/folder: no training run there (config.json is "
+                         "missing)", "give a training run folder"]),
+    ("{unvalidated}/config.json", ["is a file but not a run's best.npz or last.npz"]),
+    ("{unvalidated}", ["best.npz does not exist (the run has not validated yet)",
+                       "give --which last (last.npz is there)"]),
+]
+
+
+@pytest.fixture
+def unvalidated(memorized_run, tmp_path):
+    """A run folder without best.npz, as before its first validation."""
+    folder = tmp_path.parent / f"{tmp_path.name}-unvalidated"
+    shutil.copytree(memorized_run.path, folder)
+    (folder / "best.npz").unlink()
+    return folder
+
+
+@pytest.mark.parametrize("given, fragments", WRONG_CHECKPOINTS,
+                         ids=[g.split("}")[0][1:] + g.split("}")[1] for g, _ in WRONG_CHECKPOINTS])
+@pytest.mark.parametrize("script", RUN_READERS)
+def test_every_tool_words_a_wrong_checkpoint_alike(inputs, unvalidated, tmp_path, script,
+                                                   given, fragments):
+    paths = {"inputs": inputs, "unvalidated": unvalidated}
+    out = tmp_path / "out"
+    arguments = [a.format(out=out) for a in RUN_READERS[script]]
+    result = run_example(script, "--checkpoint", given.format(**paths), *arguments)
+    assert_one_error_line(result, 2, *[f.format(**paths) for f in fragments])
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_a_checkpoint_file_and_which_must_agree(memorized_run):
+    result = run_example("translate.py", "--checkpoint", memorized_run.path / "best.npz",
+                         "--which", "last", "the ball is blue")
+    assert_one_error_line(result, 2, "best.npz and --which last name different checkpoints")
+
+
+def test_export_weights_takes_a_checkpoint_file(memorized_run, tmp_path):
+    out = tmp_path / "last.safetensors"
+    result = run_example("export_weights.py", "--checkpoint", memorized_run.path / "last.npz",
+                         "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert f"of {memorized_run.path / 'last.npz'}" in result.stdout and out.exists()
+
+
+def test_report_curves_only_without_metrics_is_an_error(unvalidated, tmp_path):
+    (unvalidated / "metrics.jsonl").write_text("")
+    out = tmp_path / "out"
+    result = run_example("report.py", "--checkpoint", unvalidated / "last.npz", "--curves-only",
+                         "--out", out)
+    assert_one_error_line(result, 2, "--curves-only", "metrics.jsonl holds no metrics yet")
+    assert not out.exists()

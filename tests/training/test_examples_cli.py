@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +52,49 @@ def test_translate_reads_one_sentence_per_line_from_stdin(memorized_run):
     stdin = "\n".join(sources[:3]) + "\n\n" + "\n".join(sources[3:]) + "\n"  # a blank line
     result = run_example("translate.py", "--checkpoint", memorized_run.path, stdin=stdin)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [memorized_run.target(s) for s in sources]
+    targets = [memorized_run.target(s) for s in sources]
+    assert result.stdout.splitlines() == targets[:3] + [""] + targets[3:]
+    assert result.stderr.splitlines() == ["translate: line 4 of stdin is blank; not translated, "
+                                          "an empty line in its place"]
+
+
+def test_translate_prints_each_line_before_the_next_arrives(memorized_run):
+    """Through a pipe, as `paste` or a line-by-line caller uses it: the translation of a line
+    comes back while stdin stays open, before the next line is written."""
+    command, env = example("translate.py", "--checkpoint", memorized_run.path)
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env) as process:
+        try:
+            for source in ["the ball is blue", "", "the black cat drank the milk"]:
+                process.stdin.write(source + "\n")
+                process.stdin.flush()
+                answer = read_line_within(process.stdout, seconds=20)
+                assert answer == (memorized_run.target(source) if source else "") + "\n"
+            process.stdin.close()
+            assert process.wait(timeout=20) == 0
+        finally:
+            process.kill()
+
+
+def read_line_within(stream, seconds):
+    """One line of `stream`, or a failed test after `seconds`."""
+    found = []
+    reader = threading.Thread(target=lambda: found.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert found, f"no line within {seconds} s"
+    return found[0]
+
+
+def test_translate_takes_a_checkpoint_file_of_a_run_folder(memorized_run):
+    for name, which in (("best.npz", "best"), ("last.npz", "last")):
+        by_file = run_example("translate.py", "--checkpoint", memorized_run.path / name,
+                              "--scores", "the ball is blue")
+        by_folder = run_example("translate.py", "--checkpoint", memorized_run.path, "--which",
+                                which, "--scores", "the ball is blue")
+        assert by_file.returncode == 0, by_file.stderr
+        assert by_file.stdout == by_folder.stdout
+        assert by_file.stdout.startswith("la bola es azul\t")
 
 
 def test_translate_reports_unknown_words_on_stderr(memorized_run):
@@ -103,13 +146,40 @@ def test_translate_n_best_with_scores_and_alignments(memorized_run):
         assert [int(pair.split("-")[1]) for pair in alignment.split()] == list(range(len(words)))
 
 
+def test_translate_length_penalty_zero_scores_by_the_log_probability(memorized_run):
+    result = run_example("translate.py", "--checkpoint", memorized_run.path, "--beam", 2,
+                         "--scores", "--length-penalty", 0, "the black cat drank the milk")
+    assert result.returncode == 0, result.stderr
+    text, score, log_prob, _ = result.stdout.rstrip("\n").split("\t")
+    assert text == "el gato negro bebió la leche" and score == log_prob
+
+
+def test_translate_aligns_tokens_or_the_lines_words_from_chosen_heads(memorized_run):
+    """"blue." is one word of two tokens: --align counts the tokens, --align-words the
+    words; --align-heads 1,2 is the average of both heads, the default."""
+    def alignment(*flags):
+        result = run_example("translate.py", "--checkpoint", memorized_run.path, *flags,
+                             "the ball is blue.")
+        assert result.returncode == 0, result.stderr
+        text, pairs = result.stdout.rstrip("\n").split("\t")
+        assert text == "la bola es azul" and PHARAOH.match(pairs)
+        return [tuple(map(int, pair.split("-"))) for pair in pairs.split()]
+
+    tokens, words = alignment("--align"), alignment("--align-words")
+    assert [t for _, t in tokens] == [t for _, t in words] == [0, 1, 2, 3]
+    assert all(s <= 4 for s, _ in tokens) and all(s <= 3 for s, _ in words)
+    assert alignment("--align", "--align-heads", "1,2") == tokens
+    assert all(s <= 4 for s, _ in alignment("--align", "--align-heads", "2"))
+
+
 def test_translate_json_has_one_object_per_line_in_the_documented_order(memorized_run):
     too_long = " ".join(["the ball is blue"] * 40)
     stdin = f"the ball is blue\n\n{too_long}\n"
     result = run_example("translate.py", "--checkpoint", memorized_run.path, "--json",
                          "--align", "--attention", stdin=stdin)
     assert result.returncode == 1
-    first, second = [json.loads(line) for line in result.stdout.splitlines()]
+    first, blank, second = [json.loads(line) for line in result.stdout.splitlines()]
+    assert blank == {"line": 2, "source": "", "error": "the sentence is blank"}
     assert list(first) == ["line", "source", "source_tokens", "translations"]
     assert first["line"] == 1 and first["source_tokens"] == ["the", "ball", "is", "blue"]
     [translation] = first["translations"]
@@ -139,6 +209,11 @@ def test_translate_scores_given_translations(memorized_run, tmp_path):
     assert [row[0] for row in rows] == targets.read_text(encoding="utf-8").splitlines()
     assert float(rows[0][2]) > float(rows[2][2])  # the memorized translation is likelier
     assert all(len(row) == 5 and PHARAOH.match(row[4]) for row in rows)
+    tokens = sum(len(row[3].split()) for row in rows)
+    average = sum(float(row[2]) for row in rows) / tokens
+    assert result.stderr.splitlines()[-1] == (
+        f"scored 3 sentence(s), {tokens} tokens (EOS included): average log-probability per "
+        f"token {average:.4f}, perplexity {np.exp(-average):.4f}")
 
 
 def test_alignment_layers_measures_each_layer_against_the_lexicon(memorized_run):

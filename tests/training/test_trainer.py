@@ -33,7 +33,8 @@ from transformer.training import Callback, NonFiniteLossError, Trainer, Training
 
 TINY_MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
               "d_ff": 32, "dropout": 0.1}
-TRAIN_KEYS = {"step", "epoch", "split", "time_s", "loss", "lr", "grad_norm", "tokens_per_s"}
+TRAIN_KEYS = {"step", "epoch", "split", "time_s", "loss", "lr", "grad_norm", "tokens_per_s",
+              "cross_entropy"}
 VALID_KEYS = {"step", "epoch", "split", "time_s", "loss", "token_accuracy", "exact_match",
               "bleu"}
 TIMING_KEYS = {"time_s", "tokens_per_s", "train_seconds"}  # the only things a resume may change
@@ -166,6 +167,23 @@ def test_a_tiny_run_decreases_the_loss():
     first, last = np.mean(losses[:5]), np.mean(losses[-5:])
     assert last < first - 0.25
     assert last < math.log(len(trainer.vocab))  # better than a uniform guess
+
+
+def test_logging_steps_record_the_plain_cross_entropy_for_perplexity(tmp_path):
+    """Without label smoothing the loss is the plain cross-entropy: the two agree; with it,
+    the logged cross-entropy is the unsmoothed one (training perplexity is exp of it)."""
+    for smoothing in (0.0, 0.1):
+        out = tmp_path / f"smoothing-{smoothing}"
+        trainer = build_trainer(out=out, steps=6, log_every=3, eval_every=100,
+                                label_smoothing=smoothing)
+        trainer.train()
+        train = [r for r in read_records(out) if r["split"] == "train"]
+        assert [r["step"] for r in train] == [3, 6]
+        for record in train:
+            if smoothing:
+                assert record["cross_entropy"] != pytest.approx(record["loss"], rel=1e-3)
+            else:
+                assert record["cross_entropy"] == pytest.approx(record["loss"], rel=1e-5)
 
 
 # ----- callbacks ------------------------------------------------------------------------------

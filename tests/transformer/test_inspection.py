@@ -9,8 +9,8 @@ import minigrad as mg
 from transformer import Transformer, TransformerConfig, Translator
 from transformer.data import Vocab
 from transformer.data.subword import SubwordTokenizer
-from transformer.data.tokenizer import WORDS
-from transformer.inspection import hard_alignment, pharaoh, teacher_forced
+from transformer.data.tokenizer import WORDS, detokenize, tokenize
+from transformer.inspection import hard_alignment, line_words, pharaoh, teacher_forced
 
 WORDS_OF_TOY = ["a", "b", "c", "d", "e", "f", "g", "h"]
 
@@ -113,3 +113,10 @@ def test_word_index_of_pieces_and_of_words():
 def test_pharaoh_form():
     assert pharaoh([(0, 0), (2, 1), (1, 2)]) == "0-0 2-1 1-2"
     assert pharaoh([]) == ""
+
+
+def test_line_words_counts_whitespace_separated_words():
+    text = "The queen's dog  barked."
+    assert line_words(tokenize, detokenize, text, tokenize(text)) == [0, 1, 1, 2, 3, 3]
+    decoded = ["la", "<unk>", "es", "azul", "."]  # an <unk> is one word of the written text
+    assert line_words(tokenize, detokenize, detokenize(decoded), decoded) == [0, 1, 2, 3, 3]

@@ -21,6 +21,7 @@ class FlowRecording(Callback):
 
     def __init__(self, model, every, label=""):
         self.recorder = GradientFlowRecorder(model, label, every=every)
+        self.latest_rows: list = []  # those of the last sampled step, for TensorBoard
 
     def attach(self) -> FlowRecording:
         self.recorder.attach()
@@ -43,6 +44,7 @@ class FlowRecording(Callback):
         self.recorder.on_step_end(trainer, step, record)
         if step % self.recorder.every == 0:
             rows = self.recorder.take_rows()
+            self.latest_rows = rows
             if trainer.folder is not None:
                 for row in rows:
                     trainer.folder.append_record(FLOW_FILE, row)

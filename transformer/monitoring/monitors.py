@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from .curves import write_curves
 from .flow import FLOW_FILE, FlowRecording, write_flow_figure
 from .samples import SampleTranslations
-from .tensorboard import TensorBoardLogger, check_logdir, summary_writer
+from .tensorboard import TensorBoardLogger, check_logdir, run_logdir, summary_writer
 
 
 def check_monitors(monitors) -> None:
@@ -42,8 +42,8 @@ def monitored(trainer, valid, monitors):
         if monitors.record_flow_every else None
     if flow is not None:
         added.append(flow.attach())
-    logger = TensorBoardLogger(summary_writer(monitors.tensorboard), samples) \
-        if monitors.tensorboard is not None else None
+    logger = TensorBoardLogger(summary_writer(run_logdir(monitors.tensorboard, trainer.folder)),
+                               samples, flow) if monitors.tensorboard is not None else None
     if logger is not None:
         added.append(logger)
     trainer.callbacks.extend(added)
