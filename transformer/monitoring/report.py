@@ -80,7 +80,7 @@ def summary_section(folder) -> str:
     facts = [f"task {config.get('task', {}).get('name')}",
              f"d_model {model.get('d_model')}, {model.get('n_heads')} heads, "
              f"{model.get('n_encoder_layers')}+{model.get('n_decoder_layers')} layers",
-             f"{spec.training.steps} steps"]
+             f"{training.get('steps')} steps"]
     if "test_exact_match" in metrics:
         facts.append(f"test exact match {metrics['test_exact_match']:.4f}, BLEU "
                      f"{metrics['test_bleu']:.2f} (best checkpoint, step "
