@@ -5,7 +5,9 @@ One differentiable op is one `Function` subclass: `forward` computes on backend 
 broadcast shape is summed back to its input's shape by the engine). The backward pass runs
 under `no_grad` (nothing is recorded, each op is a thin wrapper) unless `create_graph=True`,
 in which case it is recorded like any forward pass and can itself be differentiated
-(gradients of gradients). How an op is declared and checked: docs/extending.md.
+(gradients of gradients). An op that also defines `backward_arrays` (the same gradients on
+arrays: the fused ops) has it called instead when the pass is not recorded; the engine makes
+that choice, never the op. How an op is declared and checked: docs/extending.md.
 """
 
 from __future__ import annotations
@@ -119,9 +121,18 @@ class Function:
       forward(self, *arrays, **params) -> array   computes with `self.xp`; keeps on `self`
                                                    only what backward needs
       backward(self, grad) -> tuple               one Tensor (or None) per input, of its
-                                                   input's shape or one it broadcasts to;
-                                                   inputs are `self.inputs`, and
+                                                   input's shape or one it broadcasts to,
+                                                   written in Tensor ops (differentiable
+                                                   again); inputs are `self.inputs`, and
                                                    `self.needs_input_grad` says which need one
+    and may define:
+      backward_arrays(self, grad) -> tuple        the same gradients on arrays (`grad` an
+                                                   array; one array or None per input): the
+                                                   engine calls it instead of `backward` when
+                                                   the backward pass is not recorded
+      recompute(self)                             forward's values that `backward` reads, again
+                                                   in Tensor ops from `self.inputs` (forward's
+                                                   own arrays are not in the graph)
     Class attributes: `name` (shown in errors, the op table and graphs), `float_only`
     (inputs must be floating point), `needs_output` (backward reads `self.output()`),
     `creates_nonfinite` (a NaN/Inf in the output can be intended: anomaly mode lets it pass),
@@ -149,6 +160,7 @@ class Function:
     numbers_as_inputs = True
     checked = False
     released = False
+    has_backward_arrays = False  # set for each class: whether it defines backward_arrays
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -163,9 +175,11 @@ class Function:
         for flag, value in (("numbers_as_inputs", builtin), ("checked", not builtin)):
             if flag not in cls.__dict__:
                 setattr(cls, flag, value)
+        cls.has_backward_arrays = cls.backward_arrays is not Function.backward_arrays
         if cls.checked:
             for name, checking in (("forward", _checking_forward),
-                                   ("backward", _checking_backward)):
+                                   ("backward", _checking_backward),
+                                   ("backward_arrays", _checking_backward_arrays)):
                 method = cls.__dict__.get(name)
                 if inspect.isfunction(method):
                     setattr(cls, name, checking(method))
@@ -237,19 +251,11 @@ class Function:
         """Called when forward raised a ValueError: raise a clearer error naming this op and
         the shapes, where the op can tell what was wrong (else the original error stands)."""
 
-    def saved(self, arrays, recompute) -> Any:
-        """Values forward kept (an array or a tuple of arrays), as Tensors for backward: the kept
-        arrays when backward is not recorded (fast), recomputed from the inputs with minigrad
-        ops when it is (so they are connected to the graph and can be differentiated again).
+    def backward_arrays(self, grad: Any) -> tuple[Any, ...]:
+        raise NotImplementedError
 
-        `recompute` is a second definition of values forward computed: forward works on arrays,
-        in place and with fused kernels, which no graph records, so the two stay separate;
-        where the values are another op's output, `recompute` is that op (`Softmax.apply`)."""
-        if _GradMode.enabled:
-            return recompute()
-        if isinstance(arrays, tuple):
-            return tuple(Tensor._make(a, self.backend) for a in arrays)
-        return Tensor._make(arrays, self.backend)
+    def recompute(self) -> Any:
+        raise NotImplementedError
 
     def constant(self, array) -> Tensor:
         """An array as a Tensor outside the graph (masks, counts)."""
@@ -279,6 +285,29 @@ def _checking_backward(backward):
         return _checked_gradients(self, backward(self, grad))
 
     return checked_backward
+
+
+def _checking_backward_arrays(backward_arrays):
+    """`backward_arrays` with its result checked: one array (or None) per input."""
+
+    @functools.wraps(backward_arrays)
+    def checked_backward_arrays(self, grad):
+        grads = backward_arrays(self, grad)
+        count = len(self.inputs)
+        if not isinstance(grads, tuple) or len(grads) != count:
+            raise OpDefinitionError(
+                f"{type(self).__name__}: backward_arrays returned "
+                f"{len(grads) if isinstance(grads, tuple) else 'a ' + type(grads).__name__}"
+                f"{' gradients' if isinstance(grads, tuple) else ''} for {count} inputs; "
+                "return a tuple of one array per input (None for an input that needs none)")
+        for value in grads:
+            if isinstance(value, Tensor):
+                raise OpDefinitionError(
+                    f"{type(self).__name__}: backward_arrays returned a Tensor; it computes on "
+                    "arrays (grad is an array, use self.xp) and returns arrays")
+        return grads
+
+    return checked_backward_arrays
 
 
 def _tensor_inputs(cls, inputs):
@@ -356,7 +385,7 @@ def _visit(order, pending, wanted, retain_graph, anomaly):
     calls."""
     found: dict = {}
     handed_out: set[Tensor] = set()
-    sums = pending.sums
+    sums, on_arrays = pending.sums, not pending.create_graph
     for tensor in order:
         grad = pending.pop(tensor, None)
         if grad is None:
@@ -375,7 +404,11 @@ def _visit(order, pending, wanted, retain_graph, anomaly):
             _deliver(tensor, grad, pending.create_graph, handed_out)
         if fn is None:
             continue
-        for parent, parent_grad in zip(fn.inputs, fn.backward(grad)):
+        if on_arrays and fn.has_backward_arrays:
+            grads = _as_tensors(fn.backward_arrays(grad.data), fn.backend)
+        else:
+            grads = fn.backward(grad)
+        for parent, parent_grad in zip(fn.inputs, grads):
             if parent_grad is None or not parent.requires_grad:
                 continue
             if parent_grad.data.shape != parent.data.shape:
@@ -390,6 +423,11 @@ def _visit(order, pending, wanted, retain_graph, anomaly):
             fn.__dict__.clear()
             fn.released = True
     return found
+
+
+def _as_tensors(arrays, backend):
+    """What a backward_arrays returned, as Tensors outside the graph (None stays None)."""
+    return [None if array is None else _make_tensor(array, backend) for array in arrays]
 
 
 def _seed(root, gradient):

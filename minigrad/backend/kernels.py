@@ -79,6 +79,16 @@ class ArrayKernels:
         return (1 - smoothing) * (log_normalizer - picked) \
             - smoothing * (row_mean - log_normalizer)
 
+    def cross_entropy_backward(self, probabilities, scale, target, smoothing) -> Any:
+        """(probabilities - target distribution) · scale, cross-entropy's gradient for its
+        logits (..., C), from `scale` (..., 1) and `target` ids (..., 1): the distribution
+        (1 - ε at the target, plus ε / C everywhere) never made."""
+        out = self.xp.empty_like(probabilities)
+        rows = [rows_of(array)  # (N, C), (N, 1), (N, 1), (N, C)
+                for array in (probabilities, scale, target, out)]
+        self.run_blockwise([(partial(_smoothed_difference, self.xp, smoothing), rows)])
+        return out
+
     def softmax_backward(self, weights, grad_weights, keep, scale) -> Any:
         """The gradient of the scores (..., Lq, Lk), times `scale`, whose softmax is `weights`,
         from the gradient of the weights as used: after the dropout `keep` (None: none)."""
@@ -215,6 +225,16 @@ def _softmax_statistics(xp, softmax_rows_into, logits, probabilities, log_normal
     xp.add(peak, xp.log(total), out=log_normalizer)
     if row_mean is not None:
         xp.mean(logits, axis=-1, keepdims=True, out=row_mean)
+
+
+def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
+    """out = (probabilities - target distribution) · scale for a block of rows."""
+    xp.multiply(probabilities, scale, out=out)
+    if smoothing:
+        out -= scale * out.dtype.type(smoothing / probabilities.shape[-1])
+    at_target = xp.take_along_axis(out, target, axis=-1)
+    at_target -= scale * out.dtype.type(1 - smoothing)
+    xp.put_along_axis(out, target, at_target, axis=-1)
 
 
 def _finite_or_zero(xp, peak):

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function, is_grad_enabled
+from ..autograd import Function
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Operand, Tensor, ensure_tensor, get_default_dtype
 from .broadcasting import broadcast_shape
@@ -268,10 +268,10 @@ class Relu(Function):
     def forward(self, x) -> Any:
         return self.backend.kernels.relu(x)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return (self.backend.kernels.relu_backward(grad, self.inputs[0].data),)
+
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        if not is_grad_enabled():  # not recorded: on arrays
-            return (self.constant(self.backend.kernels.relu_backward(grad.data,
-                                                                     self.inputs[0].data)),)
         return (grad * self.constant(self.inputs[0].data > 0),)  # float × bool stays float
 
 

@@ -1,7 +1,8 @@
 """Fused neural-network ops, numerically stable, each written as its math: one forward that
 calls the backend's kernels (`backend/kernels.py`: how the arrays are computed on a CPU, a
-GPU, fused or not), and one closed-form backward, on arrays (the kernels again) when it is not
-recorded, in minigrad ops when it is, so that it can be differentiated again."""
+GPU, fused or not), `backward_arrays` (the kernels again: the engine's choice when the
+backward pass is not recorded) and one closed-form `backward` in minigrad ops, differentiable
+again, reading forward's values from `recompute`."""
 
 import math
 from functools import partial
@@ -9,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function, is_grad_enabled
+from ..autograd import Function
 from ..backend.kernels import rows_of
 from ..errors import ShapeError
 from ..tensor import Tensor
@@ -89,14 +90,14 @@ class LayerNorm(Function):
         return self.backend.kernels.affine(self.normalized, affine[0] if has_weight else None,
                                            affine[-1] if has_bias else None)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        weight = self.inputs[1].data if self.has_weight else None
+        grad_input, grad_weight, grad_bias = self.backend.kernels.layer_norm_backward(
+            grad, weight, self.normalized, self.rstd, len(self.axes))
+        return (grad_input,) + (grad_weight,) * self.has_weight + (grad_bias,) * self.has_bias
+
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        if not is_grad_enabled():  # not recorded: on arrays
-            weight = self.inputs[1].data if self.has_weight else None
-            grad_input, grad_weight, grad_bias = self.backend.kernels.layer_norm_backward(
-                grad.data, weight, self.normalized, self.rstd, len(self.axes))
-            grads = [grad_input] + [grad_weight] * self.has_weight + [grad_bias] * self.has_bias
-            return tuple(self.constant(g) for g in grads)
-        normalized, rstd = self.saved((self.normalized, self.rstd), self._recompute)
+        normalized, rstd = self.recompute()
         grad_normalized = grad * self.inputs[1] if self.has_weight else grad
         grads = [LayerNormInputGradient.apply(grad_normalized, normalized, rstd,
                                               n_axes=len(self.axes))]
@@ -106,10 +107,8 @@ class LayerNorm(Function):
             grads.append(grad)
         return tuple(grads)
 
-    def _recompute(self):
-        """forward's normalized input and rstd again, in Tensor ops: what a recorded backward
-        differentiates (forward's own arrays, made by kernels, are not recorded; see
-        `Function.saved`)."""
+    def recompute(self) -> tuple[Tensor, Tensor]:
+        """forward's normalized input and rstd, in Tensor ops."""
         x = self.inputs[0]
         centered = x - x.mean(axis=self.axes, keepdims=True)
         rstd = 1 / ((centered * centered).mean(axis=self.axes, keepdims=True) + self.eps).sqrt()
@@ -203,11 +202,11 @@ class Dropout(Function):
         out, self.draws = self.backend.kernels.dropout(x, p)
         return out
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return (self.backend.kernels.dropout_again(grad, self.draws),)
+
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        kernels = self.backend.kernels
-        if not is_grad_enabled():  # not recorded: on arrays
-            return (self.constant(kernels.dropout_again(grad.data, self.draws)),)
-        return (grad * self.constant(kernels.kept(self.draws)),)
+        return (grad * self.constant(self.backend.kernels.kept(self.draws)),)
 
 
 class Embedding(Function):
@@ -296,18 +295,30 @@ class CrossEntropy(Function):
             total = total / self.count
         return xp.asarray(total, dtype=logits.dtype)
 
-    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        xp, logits = self.xp, self.inputs[0]
-        probabilities = self.saved(self.probabilities, lambda: Softmax.apply(logits, axis=-1))
-        weight = xp.ones(logits.shape[:-1], dtype=logits.dtype) if self.valid is None \
+    def _row_weight(self) -> Any:
+        """d loss / d row's loss, per row (...): 1 or 0 (ignored), / count for the mean."""
+        logits = self.inputs[0]
+        weight = self.xp.ones(logits.shape[:-1], dtype=logits.dtype) if self.valid is None \
             else self.valid.astype(logits.dtype)
-        if self.reduction == "mean":
-            weight = weight / self.count
+        return weight / self.count if self.reduction == "mean" else weight
+
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
         if self.reduction == "none":
             grad = grad.reshape(grad.shape + (1,))
-        scale = grad * self.constant(weight[..., None])  # (..., 1): d loss / d row
-        return (CrossEntropyBackward.apply(probabilities, scale, target=self.target,
+        scale = grad * self._row_weight()[..., None]  # (..., 1): d loss / d row
+        return (self.backend.kernels.cross_entropy_backward(
+            self.probabilities, scale, self.target[..., None], self.smoothing),)
+
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        if self.reduction == "none":
+            grad = grad.reshape(grad.shape + (1,))
+        scale = grad * self.constant(self._row_weight()[..., None])  # (..., 1)
+        return (CrossEntropyBackward.apply(self.recompute(), scale, target=self.target,
                                            smoothing=self.smoothing),)
+
+    def recompute(self) -> Tensor:
+        """forward's probabilities, in Tensor ops."""
+        return Softmax.apply(self.inputs[0], axis=-1)
 
 
 class CrossEntropyBackward(Function):
@@ -321,11 +332,8 @@ class CrossEntropyBackward(Function):
 
     def forward(self, probabilities, scale, target=None, smoothing=0.0) -> Any:
         self.target, self.smoothing = target[..., None], smoothing
-        out = self.xp.empty_like(probabilities)
-        rows = [rows_of(array)  # (N, C), (N, 1), (N, 1), (N, C)
-                for array in (probabilities, scale, self.target, out)]
-        self.backend.run_blockwise([(partial(_smoothed_difference, self.xp, smoothing), rows)])
-        return out
+        return self.backend.kernels.cross_entropy_backward(probabilities, scale, self.target,
+                                                           smoothing)
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         xp = self.xp
@@ -347,16 +355,6 @@ def cross_entropy_backward(probabilities, scale, target, smoothing=0.0) -> Tenso
     """The op on its own (the table's form: `target` a Tensor of ints)."""
     return CrossEntropyBackward.apply(probabilities, scale, target=target.data,
                                       smoothing=smoothing)
-
-
-def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
-    """out = (probabilities - target distribution) · scale for a block of rows."""
-    xp.multiply(probabilities, scale, out=out)
-    if smoothing:
-        out -= scale * out.dtype.type(smoothing / probabilities.shape[-1])
-    at_target = xp.take_along_axis(out, target, axis=-1)
-    at_target -= scale * out.dtype.type(1 - smoothing)
-    xp.put_along_axis(out, target, at_target, axis=-1)
 
 
 def attention_weights(backend, q, k, mask, scale, bias=None) -> Any:
@@ -398,17 +396,9 @@ class ScaledDotProductAttention(Function):
             attended = attended * self.keep
         return self.backend.matmul(attended, v)
 
-    def _scores(self, q, k) -> Tensor:
-        """q kᵀ · scale + bias, recorded."""
-        scores = (q @ k.mT) * self.scale
-        return scores if self.bias is None else scores + self.constant(self.bias)
-
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        if not is_grad_enabled():  # not recorded: on arrays
-            return self._backward_on_arrays(grad.data)
-        q, k, v = self.saved(self.operands, lambda: tuple(self.inputs))
-        weights = self.saved(self.weights, lambda: Softmax.apply(
-            self._scores(q, k), axis=-1, mask=self.mask))
+        q, k, v = self.inputs
+        weights = self.recompute()
         keep = None if self.keep is None else self.constant(self.keep)
         attended = weights if keep is None else weights * keep
         grad_v = attended.mT @ grad
@@ -419,7 +409,15 @@ class ScaledDotProductAttention(Function):
         grad_scores = grad_scores * self.scale
         return grad_scores @ k, grad_scores.mT @ q, grad_v
 
-    def _backward_on_arrays(self, grad):
+    def recompute(self) -> Tensor:
+        """forward's attention weights, in Tensor ops."""
+        q, k, _ = self.inputs
+        scores = (q @ k.mT) * self.scale
+        if self.bias is not None:
+            scores = scores + self.constant(self.bias)
+        return Softmax.apply(scores, axis=-1, mask=self.mask)
+
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
         swap, matmul = partial(self.xp.swapaxes, axis1=-1, axis2=-2), self.backend.matmul
         q, k, v = self.operands
         # often strided (the heads' merge): copied once, its axes swapped (its products are
@@ -430,5 +428,4 @@ class ScaledDotProductAttention(Function):
         grad_attended = matmul(grad, swap(v))
         grad_scores = self.backend.kernels.softmax_backward(self.weights, grad_attended,
                                                             self.keep, q.dtype.type(self.scale))
-        return tuple(self.constant(g) for g in (matmul(grad_scores, k),
-                                                matmul(swap(grad_scores), q), grad_v))
+        return matmul(grad_scores, k), matmul(swap(grad_scores), q), grad_v
