@@ -5,12 +5,11 @@ backward pass is not recorded) and one closed-form `backward` in minigrad ops, d
 again, reading forward's values from `recompute`."""
 
 import math
-from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..backend.kernels import rows_of
 from ..errors import ShapeError
 from ..tensor import Tensor
@@ -25,7 +24,7 @@ from .references import (
 from .registry import InputSpec, op
 
 
-class Softmax(Function):
+class Softmax(BuiltinFunction):
     """softmax(x, axis, mask): probabilities along `axis`; mask True = excluded (probability 0)."""
 
     name = "softmax"
@@ -55,7 +54,7 @@ def xp_broadcast_shape(xp, x, mask) -> tuple[int, ...] | None:
         return None
 
 
-class LogSoftmax(Function):
+class LogSoftmax(BuiltinFunction):
     name = "log_softmax"
     float_only = True
     needs_output = True
@@ -72,7 +71,7 @@ class LogSoftmax(Function):
         return (grad - probabilities * grad.sum(axis=self.axis, keepdims=True),)
 
 
-class LayerNorm(Function):
+class LayerNorm(BuiltinFunction):
     """(x - mean) / sqrt(var + eps) over the last `n_axes` axes, then * weight + bias.
 
     Two-pass variance (mean first), eps inside the square root, as PyTorch."""
@@ -118,7 +117,7 @@ class LayerNorm(Function):
 @op(reference=layer_norm_input_gradient_reference, namespace=None, internal=True,
     spec=InputSpec("layer_norm_input_gradient", low=0.5, high=2.0),
     summary="rstd · (g - mean(g) - normalized · mean(g · normalized)): layer_norm's backward")
-class LayerNormInputGradient(Function):
+class LayerNormInputGradient(BuiltinFunction):
     """rstd · (g - mean(g) - normalized · mean(g · normalized)), means over the normalized
     axes: LayerNorm's gradient for its input from g = grad · weight, as one op (six passes over
     the rows where the Tensor ops took eleven). Differentiable again."""
@@ -166,7 +165,7 @@ def gelu_reference(x, approximate="none") -> np.ndarray:
     return 0.5 * x * (1 + erf_reference(x / math.sqrt(2)))
 
 
-class Gelu(Function):
+class Gelu(BuiltinFunction):
     """GELU: x·Φ(x) exactly ('none'), or with the tanh approximation ('tanh')."""
 
     name = "gelu"
@@ -192,24 +191,24 @@ class Gelu(Function):
         return (grad * slope,)
 
 
-class Dropout(Function):
+class Dropout(BuiltinFunction):
     """Zero each element with probability p, scale the rest by 1/(1-p) (inverted dropout)."""
 
     name = "dropout"
     float_only = True
 
     def forward(self, x, p=0.5) -> Any:
-        out, self.draws = self.backend.kernels.dropout(x, p)
+        out, self.state = self.backend.kernels.dropout(x, p)
         return out
 
     def backward_arrays(self, grad) -> tuple[Any, ...]:
-        return (self.backend.kernels.dropout_again(grad, self.draws),)
+        return (self.backend.kernels.dropout_backward(grad, self.state),)
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        return (grad * self.constant(self.backend.kernels.kept(self.draws)),)
+        return (grad * self.constant(self.backend.kernels.dropout_mask(self.state)),)
 
 
-class Embedding(Function):
+class Embedding(BuiltinFunction):
     """Rows of `weight` picked by integer ids; the padding row gets no gradient."""
 
     name = "embedding"
@@ -226,7 +225,7 @@ class Embedding(Function):
         return (IndexAdd.apply(grad, index=(self.ids,), shape=self.inputs[0].shape),)
 
 
-class Linear(Function):
+class Linear(BuiltinFunction):
     """x @ weight.T + bias with weight (out, in) as PyTorch; x's leading axes are flattened so
     the product is one large matrix multiplication."""
 
@@ -254,7 +253,7 @@ class Linear(Function):
         return tuple(grads)
 
 
-class CrossEntropy(Function):
+class CrossEntropy(BuiltinFunction):
     """Cross-entropy from logits (..., C) and int targets (...), label smoothing as PyTorch;
     mean over non-ignored targets, 0 (with zero gradient) when every target is ignored."""
 
@@ -321,7 +320,7 @@ class CrossEntropy(Function):
         return Softmax.apply(self.inputs[0], axis=-1)
 
 
-class CrossEntropyBackward(Function):
+class CrossEntropyBackward(BuiltinFunction):
     """(probabilities - target distribution) · scale, the gradient of cross-entropy for its
     logits, without building the dense target distribution: the smoothing is a scalar and the
     target's (1 - ε) is subtracted at one entry per row. Differentiable again (its backward
@@ -357,19 +356,7 @@ def cross_entropy_backward(probabilities, scale, target, smoothing=0.0) -> Tenso
                                       smoothing=smoothing)
 
 
-def attention_weights(backend, q, k, mask, scale, bias=None) -> Any:
-    """softmax(q kᵀ · scale + bias) on arrays, `mask` True where excluded: (..., Lq, d),
-    (..., Lk, d) -> (..., Lq, Lk)."""
-    scores = backend.matmul(q, backend.xp.swapaxes(k, -1, -2))
-    scale = scores.dtype.type(scale)
-    if bias is not None:
-        scores *= scale
-        scores += bias
-        scale = scores.dtype.type(1)
-    return backend.kernels.attention_weights(scores, mask, scale)
-
-
-class ScaledDotProductAttention(Function):
+class ScaledDotProductAttention(BuiltinFunction):
     """softmax(q kᵀ · scale + bias, masked) · v in one op (paper §3.2.1; scale 1/sqrt(d_k)
     unless given), with optional dropout on the attention weights. q (..., Lq, d),
     k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv); `mask` (True = excluded) and the additive
@@ -379,27 +366,16 @@ class ScaledDotProductAttention(Function):
     float_only = True
 
     def forward(self, q, k, v, mask=None, bias=None, scale=None, dropout_p=0.0) -> Any:
-        # q, k, v are often strided views (heads split from (B, L, H, d)): copied once (on a
-        # GPU) into the layouts in which every product of forward and backward takes them as
-        # they are (`Backend.matmul`): q with its last two axes swapped (its products are
-        # computed as their transposes: k qᵀ, qᵀ dS), k and v as they are
-        batched = self.backend.batched_operand
-        q, k, v = self.operands = batched(q, transposed=True), batched(k), batched(v)
         self.scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
         self.mask, self.bias = mask, bias
-        self.weights = attention_weights(self.backend, q, k, mask, self.scale, bias)
-        self.keep = None
-        attended = self.weights
-        if dropout_p > 0:
-            self.keep = self.backend.kernels.dropout_keep(attended.shape, attended.dtype,
-                                                          dropout_p)
-            attended = attended * self.keep
-        return self.backend.matmul(attended, v)
+        out, self.state = self.backend.kernels.attention(q, k, v, mask, bias, self.scale,
+                                                         dropout_p)
+        return out
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         q, k, v = self.inputs
         weights = self.recompute()
-        keep = None if self.keep is None else self.constant(self.keep)
+        keep = None if self.state.keep is None else self.constant(self.state.keep)
         attended = weights if keep is None else weights * keep
         grad_v = attended.mT @ grad
         grad_attended = grad @ v.mT
@@ -418,14 +394,4 @@ class ScaledDotProductAttention(Function):
         return Softmax.apply(scores, axis=-1, mask=self.mask)
 
     def backward_arrays(self, grad) -> tuple[Any, ...]:
-        swap, matmul = partial(self.xp.swapaxes, axis1=-1, axis2=-2), self.backend.matmul
-        q, k, v = self.operands
-        # often strided (the heads' merge): copied once, its axes swapped (its products are
-        # computed as their transposes: dOᵀ P, v dOᵀ)
-        grad = self.backend.batched_operand(grad, transposed=True)
-        attended = self.weights if self.keep is None else self.weights * self.keep
-        grad_v = matmul(swap(attended), grad)
-        grad_attended = matmul(grad, swap(v))
-        grad_scores = self.backend.kernels.softmax_backward(self.weights, grad_attended,
-                                                            self.keep, q.dtype.type(self.scale))
-        return matmul(grad_scores, k), matmul(swap(grad_scores), q), grad_v
+        return self.backend.kernels.attention_backward(grad, self.state)
