@@ -27,7 +27,7 @@ of the step the products need.
 
 `--count` times nothing: it runs the step as `Trainer.train_step` takes it (with clipping,
 the optimizer step skipped on the device for a non-finite loss, and the moving average) on
-'cuda' run by the CuPy stand-in (minigrad/testing/fake_cupy.py, no GPU needed), and reports
+'cuda' run by the CuPy stand-in (minigrad/testing/fake_cupy/, no GPU needed), and reports
 the kernel launches and device-to-host synchronizations per step, by phase, by op and by
 kernel, by the stand-in's counting rule.
 
@@ -445,7 +445,7 @@ def trainer_step_phases(runner):
 
 def count(config, steps, warmup, fused=False, ema_decay=EMA_DECAY):
     """The kernel launches and device-to-host synchronizations of `steps` training steps on
-    'cuda' run by the CuPy stand-in (its counting rule: minigrad/testing/fake_cupy.py), after
+    'cuda' run by the CuPy stand-in (its counting rule: minigrad/testing/fake_cupy/), after
     `warmup` steps (the first builds the optimizer's flat arrays), with or without the fused
     kernels: per step, by phase, by op and by kernel."""
     from minigrad.backend import use_fused_kernels

@@ -3,7 +3,7 @@
 Work for `cuda:N` runs with GPU N as CuPy's current device: `activate()` makes it current
 (and leaves it so), and minigrad calls it before every op (`Function.apply`), in the backward
 pass, and whenever a backend is looked up by device string (creation, loading).
-`minigrad/testing/fake_cupy.py` stands in for CuPy on a machine without a GPU.
+`minigrad/testing/fake_cupy/` stands in for CuPy on a machine without a GPU.
 """
 
 import os

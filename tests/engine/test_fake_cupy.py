@@ -1,4 +1,4 @@
-"""The CuPy stand-in (minigrad/testing/fake_cupy.py) behaves as CuPy 14 where CuPy and NumPy
+"""The CuPy stand-in (minigrad/testing/fake_cupy/) behaves as CuPy 14 where CuPy and NumPy
 differ."""
 
 import json
