@@ -3,8 +3,8 @@
 This module is the bottom layer: it imports no op. `Tensor` inherits its op methods and
 operators from `TensorMethods` (`minigrad/tensor_methods.py`, generated from the op
 declarations, whose calls `minigrad/__init__.py` binds to the ops), and `backward` is the
-engine's (`minigrad/autograd/backward.py`), set by `minigrad/__init__.py`; the methods here
-are built from those.
+engine's (`minigrad/autograd/backward_pass.py`), set by `minigrad/__init__.py`; the methods
+here are built from those.
 """
 
 from __future__ import annotations

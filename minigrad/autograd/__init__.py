@@ -10,11 +10,11 @@ arrays: the fused ops) has it called instead when the pass is not recorded; the 
 that choice, never the op. How an op is declared and checked: docs/extending.md.
 
 One concern a file: `grad_mode.py` (`no_grad`, `enable_grad`, `detect_anomaly`),
-`function.py` (`Function`, `BuiltinFunction`, `apply`), `backward.py` (the backward pass,
+`function.py` (`Function`, `BuiltinFunction`, `apply`), `backward_pass.py` (the backward pass,
 `grad`).
 """
 
-from .backward import backward, grad, run_backward, unbroadcast
+from .backward_pass import backward, grad, run_backward, unbroadcast
 from .function import BuiltinFunction, Function
 from .grad_mode import detect_anomaly, enable_grad, is_anomaly_enabled, is_grad_enabled, no_grad
 

@@ -117,37 +117,35 @@ def _seed(root, gradient):
     return gradient
 
 
-def _creation_order(tensor):
-    """Ops are numbered as they are created, so an op's inputs always have smaller numbers;
-    leaves come last of all in the backward order."""
-    fn = tensor.grad_fn
-    return -1 if fn is None else fn.sequence
-
-
 def _backward_order(roots):
     """Tensors reachable from the roots through grad_fn, every tensor before the inputs of the
     op that made it: collected by an iterative walk (a chain of 100,000 ops needs no
-    recursion), then sorted by op creation number, newest first."""
-    reached, seen, stack = [], set(), list(roots)
+    recursion); ops are numbered as they are created, so an op's inputs always have smaller
+    numbers: the tensors ops made, newest op first, then the leaves, in the order reached."""
+    made: dict = {}  # op creation number -> the tensor it made
+    leaves, seen, stack = [], set(), list(roots)
     while stack:
         tensor = stack.pop()
         if tensor in seen:
             continue
         seen.add(tensor)
-        reached.append(tensor)
         fn = tensor.grad_fn
-        if fn is not None:
-            if fn.released:
-                raise GraphError(
-                    f"backward through a graph that was already freed (at op '{fn.name}'): "
-                    "call backward(retain_graph=True) the first time if you need to go "
-                    "backward through the same graph again"
-                )
-            for parent in fn.inputs:
-                if parent.requires_grad and parent not in seen:
-                    stack.append(parent)
-    reached.sort(key=_creation_order, reverse=True)
-    return reached
+        if fn is None:
+            leaves.append(tensor)
+            continue
+        if fn.released:
+            raise GraphError(
+                f"backward through a graph that was already freed (at op '{fn.name}'): "
+                "call backward(retain_graph=True) the first time if you need to go "
+                "backward through the same graph again"
+            )
+        made[fn.sequence] = tensor
+        for parent in fn.inputs:
+            if parent.requires_grad and parent not in seen:
+                stack.append(parent)
+    order = [made[number] for number in sorted(made, reverse=True)]
+    order += leaves
+    return order
 
 
 def _leading_to(order, targets):
