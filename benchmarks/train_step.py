@@ -27,7 +27,7 @@ of the step the products need.
 
 `--count` times nothing: it runs the step as `Trainer.train_step` takes it (with clipping,
 the optimizer step skipped on the device for a non-finite loss, and the moving average) on
-'cuda' run by the CuPy stand-in (minigrad/testing/fake_cupy.py, no GPU needed), and reports
+'cuda' run by the CuPy stand-in (minigrad/testing/fake_cupy/, no GPU needed), and reports
 the kernel launches and device-to-host synchronizations per step, by phase, by op and by
 kernel, by the stand-in's counting rule.
 
@@ -235,9 +235,9 @@ class OpMeter:
     """While active (`with OpMeter(read, settle) as meter:`), how much `read()` (a tuple of
     numbers: the clock; or the CuPy stand-in's launch and synchronization counts) grows over
     every minigrad op, by name: its forward (`Function.apply`) and its backward (the
-    `backward` method of its Function subclass); `settle()` runs after each op, before the
-    reading (the device's synchronize, for times). The engine is not edited: the methods are
-    wrapped in this process and restored on exit.
+    `backward` or `backward_arrays` method of its Function subclass); `settle()` runs after
+    each op, before the reading (the device's synchronize, for times). The engine is not
+    edited: the methods are wrapped in this process and restored on exit.
 
     Ops called inside another op's backward (backward is written with Tensor ops) count toward
     that backward: they are how it is computed. So nothing is counted twice, and what the
@@ -284,9 +284,10 @@ class OpMeter:
         self.restore.append((Function, "apply", Function.__dict__["apply"]))
         Function.apply = classmethod(apply)
         for cls in _subclasses(Function):
-            if "backward" in vars(cls):  # subclasses that inherit it are measured through it
-                self.restore.append((cls, "backward", vars(cls)["backward"]))
-                cls.backward = measured_backward(vars(cls)["backward"])
+            for name in ("backward", "backward_arrays"):  # the engine calls one of the two
+                if name in vars(cls):  # subclasses that inherit it are measured through it
+                    self.restore.append((cls, name, vars(cls)[name]))
+                    setattr(cls, name, measured_backward(vars(cls)[name]))
         return self
 
     def __exit__(self, *exc):
@@ -445,7 +446,7 @@ def trainer_step_phases(runner):
 
 def count(config, steps, warmup, fused=False, ema_decay=EMA_DECAY):
     """The kernel launches and device-to-host synchronizations of `steps` training steps on
-    'cuda' run by the CuPy stand-in (its counting rule: minigrad/testing/fake_cupy.py), after
+    'cuda' run by the CuPy stand-in (its counting rule: minigrad/testing/fake_cupy/), after
     `warmup` steps (the first builds the optimizer's flat arrays), with or without the fused
     kernels: per step, by phase, by op and by kernel."""
     from minigrad.backend import use_fused_kernels

@@ -9,7 +9,7 @@ define an op in user code (docs/extending.md)."""
 
 __version__ = "0.1.0"
 
-from . import creation, errors, nn, ops, optim, testing, viz  # importing them declares the ops
+from . import autograd, creation, errors, nn, ops, optim, tensor_methods, testing, viz
 from .autograd import Function, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
 from .backend import default_device, set_default_device
 from .creation import (
@@ -33,3 +33,8 @@ from .ops.registry import InputSpec, op
 from .random import get_rng_state, manual_seed, set_rng_state
 from .serialization import load, save
 from .tensor import Tensor, get_default_dtype, set_default_dtype, tensor
+
+# Tensor completed, here only: its generated methods call the generated op functions, and its
+# backward is the engine's
+tensor_methods._ops = ops.functions
+Tensor.backward = autograd.backward

@@ -2,8 +2,9 @@
 
 This module is the bottom layer: it imports no op. `Tensor` inherits its op methods and
 operators from `TensorMethods` (`minigrad/tensor_methods.py`, generated from the op
-declarations), and the engine installs `backward` (`minigrad/autograd.py`); the methods here
-are built from those.
+declarations, whose calls `minigrad/__init__.py` binds to the ops), and `backward` is the
+engine's (`minigrad/autograd/backward_pass.py`), set by `minigrad/__init__.py`; the methods
+here are built from those.
 """
 
 from __future__ import annotations
@@ -78,8 +79,9 @@ class Tensor(TensorMethods):
     __slots__ = ("data", "backend", "requires_grad", "grad", "grad_fn", "_retains_grad",
                  "_hooks", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to Tensor's operators (ndarray * Tensor)
-    # installed by minigrad/autograd.py: backward(gradient=None, retain_graph=False,
-    # create_graph=False) accumulates d(self)/d(leaf) into every leaf's `.grad`
+    # autograd.backward, set by minigrad/__init__.py: backward(gradient=None,
+    # retain_graph=False, create_graph=False) accumulates d(self)/d(leaf) into every leaf's
+    # `.grad`
     backward: Callable[..., None]
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None) -> None:

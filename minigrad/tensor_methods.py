@@ -2,23 +2,18 @@
 inherits.
 
 Generated from the op declarations by scripts/make_ops_doc.py; do not edit.
-Each calls the op's function or Function class in minigrad/ops/functions.py, which imports
-Tensor and so binds itself here (`bind`) when it is imported."""
+Each calls the op's function or Function class in minigrad/ops/functions.py (`_ops`, bound
+by minigrad/__init__.py); `self` is a Tensor, the one class that inherits these."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .ops import functions as _ops
     from .tensor import Operand, Tensor
-
-_ops: Any = None  # minigrad.ops.functions, once imported
-
-
-def bind(functions: Any) -> None:
-    """Make the methods call `functions` (minigrad.ops.functions)."""
-    global _ops
-    _ops = functions
+else:
+    _ops = None  # minigrad.ops.functions, bound by minigrad/__init__.py
 
 
 class TensorMethods:
@@ -26,327 +21,327 @@ class TensorMethods:
 
     __slots__ = ()
 
-    def __add__(self, other: Operand) -> Tensor:
+    def __add__(self: Tensor, other: Operand) -> Tensor:
         """a + b (`add`)."""
         return _ops.Add.apply(self, other)
 
-    def __radd__(self, other: Operand) -> Tensor:
+    def __radd__(self: Tensor, other: Operand) -> Tensor:
         """a + b (`add`)."""
         return _ops.Add.apply(other, self)
 
-    def __sub__(self, other: Operand) -> Tensor:
+    def __sub__(self: Tensor, other: Operand) -> Tensor:
         """a - b (`subtract`)."""
         return _ops.Subtract.apply(self, other)
 
-    def __rsub__(self, other: Operand) -> Tensor:
+    def __rsub__(self: Tensor, other: Operand) -> Tensor:
         """a - b (`subtract`)."""
         return _ops.Subtract.apply(other, self)
 
-    def __mul__(self, other: Operand) -> Tensor:
+    def __mul__(self: Tensor, other: Operand) -> Tensor:
         """a * b (`multiply`)."""
         return _ops.Multiply.apply(self, other)
 
-    def __rmul__(self, other: Operand) -> Tensor:
+    def __rmul__(self: Tensor, other: Operand) -> Tensor:
         """a * b (`multiply`)."""
         return _ops.Multiply.apply(other, self)
 
-    def __truediv__(self, other: Operand) -> Tensor:
+    def __truediv__(self: Tensor, other: Operand) -> Tensor:
         """a / b (`divide`)."""
         return _ops.Divide.apply(self, other)
 
-    def __rtruediv__(self, other: Operand) -> Tensor:
+    def __rtruediv__(self: Tensor, other: Operand) -> Tensor:
         """a / b (`divide`)."""
         return _ops.Divide.apply(other, self)
 
-    def __pow__(self, other: Operand) -> Tensor:
+    def __pow__(self: Tensor, other: Operand) -> Tensor:
         """a ** b (`power`)."""
         return _ops.Power.apply(self, other)
 
-    def __rpow__(self, other: Operand) -> Tensor:
+    def __rpow__(self: Tensor, other: Operand) -> Tensor:
         """a ** b (`power`)."""
         return _ops.Power.apply(other, self)
 
-    def maximum(self, b) -> Tensor:
+    def maximum(self: Tensor, b) -> Tensor:
         """elementwise maximum; ties split the gradient"""
         return _ops.Maximum.apply(self, b)
 
-    def minimum(self, b) -> Tensor:
+    def minimum(self: Tensor, b) -> Tensor:
         """elementwise minimum; ties split the gradient"""
         return _ops.Minimum.apply(self, b)
 
-    def __neg__(self) -> Tensor:
+    def __neg__(self: Tensor) -> Tensor:
         """-x (`negative`)."""
         return _ops.Negative.apply(self)
 
-    def exp(self) -> Tensor:
+    def exp(self: Tensor) -> Tensor:
         """e ** x"""
         return _ops.Exp.apply(self)
 
-    def log(self) -> Tensor:
+    def log(self: Tensor) -> Tensor:
         """natural logarithm"""
         return _ops.Log.apply(self)
 
-    def sqrt(self) -> Tensor:
+    def sqrt(self: Tensor) -> Tensor:
         """square root"""
         return _ops.Sqrt.apply(self)
 
-    def tanh(self) -> Tensor:
+    def tanh(self: Tensor) -> Tensor:
         """hyperbolic tangent"""
         return _ops.Tanh.apply(self)
 
-    def sigmoid(self) -> Tensor:
+    def sigmoid(self: Tensor) -> Tensor:
         """1 / (1 + e ** -x), without overflow"""
         return _ops.Sigmoid.apply(self)
 
-    def relu(self) -> Tensor:
+    def relu(self: Tensor) -> Tensor:
         """max(x, 0)"""
         return _ops.Relu.apply(self)
 
-    def abs(self) -> Tensor:
+    def abs(self: Tensor) -> Tensor:
         """|x|"""
         return _ops.Abs.apply(self)
 
-    def erf(self) -> Tensor:
+    def erf(self: Tensor) -> Tensor:
         """The error function (needed by the exact GELU), accurate to 1.5e-7, with the exact
         derivative 2/sqrt(pi)·exp(-x²).
         """
         return _ops.Erf.apply(self)
 
-    def clip(self, min=None, max=None) -> Tensor:
+    def clip(self: Tensor, min=None, max=None) -> Tensor:
         """Values limited to [low, high]; the gradient passes where the value was inside."""
         return _ops.Clip.apply(self, min=min, max=max)
 
-    def lerp(self, end, weight) -> Tensor:
+    def lerp(self: Tensor, end, weight) -> Tensor:
         """PyTorch's lerp (`input`, `end`, `weight`): any of them a number or an array beside a
         tensor.
         """
         return _ops.lerp(self, end, weight)
 
-    def masked_fill(self, mask, value) -> Tensor:
+    def masked_fill(self: Tensor, mask, value) -> Tensor:
         """value where the mask is True (True = masked out)"""
         return _ops.masked_fill(self, mask, value)
 
-    def astype(self, dtype) -> Tensor:
+    def astype(self: Tensor, dtype) -> Tensor:
         """a change of dtype"""
         return _ops.astype(self, dtype)
 
-    def sum(self, axis=None, keepdims=False, dtype=None) -> Tensor:
+    def sum(self: Tensor, axis=None, keepdims=False, dtype=None) -> Tensor:
         """The sum over axes; `dtype` the accumulator's and the result's (NumPy's and PyTorch's:
         int32 summed as int64, float32 as float64), the gradient back in the input's dtype.
         """
         return _ops.Sum.apply(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
-    def mean(self, axis=None, keepdims=False) -> Tensor:
+    def mean(self: Tensor, axis=None, keepdims=False) -> Tensor:
         """mean over axes"""
         return _ops.Mean.apply(self, axis=axis, keepdims=keepdims)
 
-    def var(self, axis=None, keepdims=False, correction=0) -> Tensor:
+    def var(self: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
         """Variance: the mean squared deviation with N - correction as the divisor (correction=0:
         the population variance, NumPy's default; 1: the unbiased one, PyTorch's default); two
         passes: mean first, then the squared deviations.
         """
         return _ops.Var.apply(self, axis=axis, keepdims=keepdims, correction=correction)
 
-    def std(self, axis=None, keepdims=False, correction=0) -> Tensor:
+    def std(self: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
         """sqrt of the variance with divisor N - correction (see var)."""
         return _ops.Std.apply(self, axis=axis, keepdims=keepdims, correction=correction)
 
-    def prod(self, axis=None, keepdims=False) -> Tensor:
+    def prod(self: Tensor, axis=None, keepdims=False) -> Tensor:
         """The product over axes. Its gradient, the product of the other elements, is
         output / x where no element is 0 (differentiable again); where one is, it is computed
         on the arrays from prefix and suffix products (first derivatives only).
         """
         return _ops.Prod.apply(self, axis=axis, keepdims=keepdims)
 
-    def max(self, axis=None, keepdims=False) -> Tensor:
+    def max(self: Tensor, axis=None, keepdims=False) -> Tensor:
         """largest value over axes; ties split the gradient"""
         return _ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
-    def min(self, axis=None, keepdims=False) -> Tensor:
+    def min(self: Tensor, axis=None, keepdims=False) -> Tensor:
         """smallest value over axes; ties split the gradient"""
         return _ops.Min.apply(self, axis=axis, keepdims=keepdims)
 
-    def logsumexp(self, axis=None, keepdims=False) -> Tensor:
+    def logsumexp(self: Tensor, axis=None, keepdims=False) -> Tensor:
         """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
         return _ops.LogSumExp.apply(self, axis=axis, keepdims=keepdims)
 
-    def __eq__(self, other: Operand) -> Tensor:  # type: ignore[override]
+    def __eq__(self: Tensor, other: Operand) -> Tensor:  # type: ignore[override]
         """a == b (`equal`)."""
         return _ops.equal(self, other)
 
-    def __ne__(self, other: Operand) -> Tensor:  # type: ignore[override]
+    def __ne__(self: Tensor, other: Operand) -> Tensor:  # type: ignore[override]
         """a != b (`not_equal`)."""
         return _ops.not_equal(self, other)
 
-    def __lt__(self, other: Operand) -> Tensor:
+    def __lt__(self: Tensor, other: Operand) -> Tensor:
         """a < b (`less`)."""
         return _ops.less(self, other)
 
-    def __le__(self, other: Operand) -> Tensor:
+    def __le__(self: Tensor, other: Operand) -> Tensor:
         """a <= b (`less_equal`)."""
         return _ops.less_equal(self, other)
 
-    def __gt__(self, other: Operand) -> Tensor:
+    def __gt__(self: Tensor, other: Operand) -> Tensor:
         """a > b (`greater`)."""
         return _ops.greater(self, other)
 
-    def __ge__(self, other: Operand) -> Tensor:
+    def __ge__(self: Tensor, other: Operand) -> Tensor:
         """a >= b (`greater_equal`)."""
         return _ops.greater_equal(self, other)
 
-    def __and__(self, other: Operand) -> Tensor:
+    def __and__(self: Tensor, other: Operand) -> Tensor:
         """a & b (`logical_and`)."""
         return _ops.logical_and(self, other)
 
-    def __rand__(self, other: Operand) -> Tensor:
+    def __rand__(self: Tensor, other: Operand) -> Tensor:
         """a & b (`logical_and`)."""
         return _ops.logical_and(other, self)
 
-    def __or__(self, other: Operand) -> Tensor:
+    def __or__(self: Tensor, other: Operand) -> Tensor:
         """a | b (`logical_or`)."""
         return _ops.logical_or(self, other)
 
-    def __ror__(self, other: Operand) -> Tensor:
+    def __ror__(self: Tensor, other: Operand) -> Tensor:
         """a | b (`logical_or`)."""
         return _ops.logical_or(other, self)
 
-    def __xor__(self, other: Operand) -> Tensor:
+    def __xor__(self: Tensor, other: Operand) -> Tensor:
         """a ^ b: bitwise exclusive or (`bitwise_xor`)."""
         return _ops.bitwise_xor(self, other)
 
-    def __rxor__(self, other: Operand) -> Tensor:
+    def __rxor__(self: Tensor, other: Operand) -> Tensor:
         """a ^ b: bitwise exclusive or (`bitwise_xor`)."""
         return _ops.bitwise_xor(other, self)
 
-    def __lshift__(self, other: Operand) -> Tensor:
+    def __lshift__(self: Tensor, other: Operand) -> Tensor:
         """a << b: bits shifted left (`bitwise_left_shift`)."""
         return _ops.bitwise_left_shift(self, other)
 
-    def __rlshift__(self, other: Operand) -> Tensor:
+    def __rlshift__(self: Tensor, other: Operand) -> Tensor:
         """a << b: bits shifted left (`bitwise_left_shift`)."""
         return _ops.bitwise_left_shift(other, self)
 
-    def __rshift__(self, other: Operand) -> Tensor:
+    def __rshift__(self: Tensor, other: Operand) -> Tensor:
         """a >> b: bits shifted right (arithmetic) (`bitwise_right_shift`)."""
         return _ops.bitwise_right_shift(self, other)
 
-    def __rrshift__(self, other: Operand) -> Tensor:
+    def __rrshift__(self: Tensor, other: Operand) -> Tensor:
         """a >> b: bits shifted right (arithmetic) (`bitwise_right_shift`)."""
         return _ops.bitwise_right_shift(other, self)
 
-    def __invert__(self) -> Tensor:
+    def __invert__(self: Tensor) -> Tensor:
         """~x: bitwise not of integers, logical not of booleans (`bitwise_not`)."""
         return _ops.bitwise_not(self)
 
-    def isfinite(self) -> Tensor:
+    def isfinite(self: Tensor) -> Tensor:
         """True where x is neither NaN nor ±inf"""
         return _ops.isfinite(self)
 
-    def isinf(self) -> Tensor:
+    def isinf(self: Tensor) -> Tensor:
         """True where x is ±inf"""
         return _ops.isinf(self)
 
-    def isnan(self) -> Tensor:
+    def isnan(self: Tensor) -> Tensor:
         """True where x is NaN"""
         return _ops.isnan(self)
 
-    def argmax(self, axis=None, keepdims=False) -> Tensor:
+    def argmax(self: Tensor, axis=None, keepdims=False) -> Tensor:
         """Index of the largest value (the first one at ties), int64."""
         return _ops.argmax(self, axis=axis, keepdims=keepdims)
 
-    def argmin(self, axis=None, keepdims=False) -> Tensor:
+    def argmin(self: Tensor, axis=None, keepdims=False) -> Tensor:
         """Index of the smallest value (the first one at ties), int64."""
         return _ops.argmin(self, axis=axis, keepdims=keepdims)
 
-    def any(self, axis=None, keepdims=False) -> Tensor:
+    def any(self: Tensor, axis=None, keepdims=False) -> Tensor:
         """whether any element is True"""
         return _ops.any(self, axis=axis, keepdims=keepdims)
 
-    def all(self, axis=None, keepdims=False) -> Tensor:
+    def all(self: Tensor, axis=None, keepdims=False) -> Tensor:
         """whether every element is True"""
         return _ops.all(self, axis=axis, keepdims=keepdims)
 
-    def __getitem__(self, index) -> Tensor:
+    def __getitem__(self: Tensor, index) -> Tensor:
         """x[index] (`getitem`)."""
         return _ops.getitem(self, index)
 
-    def flip(self, axis=None) -> Tensor:
+    def flip(self: Tensor, axis=None) -> Tensor:
         """the order of elements reversed along axes (all: None)"""
         return _ops.Flip.apply(self, axis=axis)
 
-    def to_device(self, device=None) -> Tensor:
+    def to_device(self: Tensor, device=None) -> Tensor:
         """A copy to another device: the one op whose output lives elsewhere than its input."""
         return _ops.ToDevice.apply(self, device=device)
 
-    def reshape(self, *shape) -> Tensor:
+    def reshape(self: Tensor, *shape) -> Tensor:
         """`x.reshape(2, 3)` or `x.reshape((2, 3))`."""
         return _ops.reshape_method(self, *shape)
 
-    def transpose(self, *axes) -> Tensor:
+    def transpose(self: Tensor, *axes) -> Tensor:
         """`x.transpose()`, `x.transpose(1, 0)` or `x.transpose((1, 0))`."""
         return _ops.transpose_method(self, *axes)
 
-    def swapaxes(self, axis1, axis2) -> Tensor:
+    def swapaxes(self: Tensor, axis1, axis2) -> Tensor:
         """two axes exchanged"""
         return _ops.swapaxes(self, axis1, axis2)
 
-    def expand_dims(self, axis) -> Tensor:
+    def expand_dims(self: Tensor, axis) -> Tensor:
         """a new axis of size 1"""
         return _ops.expand_dims(self, axis)
 
-    def squeeze(self, axis=None) -> Tensor:
+    def squeeze(self: Tensor, axis=None) -> Tensor:
         """axes of size 1 removed"""
         return _ops.squeeze(self, axis=axis)
 
-    def broadcast_to(self, shape) -> Tensor:
+    def broadcast_to(self: Tensor, shape) -> Tensor:
         """x repeated along new or size-1 axes"""
         return _ops.broadcast_to(self, shape)
 
-    def flatten(self, start_dim=0, end_dim=-1) -> Tensor:
+    def flatten(self: Tensor, start_dim=0, end_dim=-1) -> Tensor:
         """PyTorch's flatten: the axes from start_dim to end_dim (both included) as one; a 0-d
         tensor becomes 1-d.
         """
         return _ops.flatten(self, start_dim=start_dim, end_dim=end_dim)
 
-    def unflatten(self, axis, sizes) -> Tensor:
+    def unflatten(self: Tensor, axis, sizes) -> Tensor:
         """PyTorch's unflatten (`dim`): axis `axis` reshaped to `sizes` (one may be -1)."""
         return _ops.unflatten(self, axis, sizes)
 
-    def repeat(self, *sizes) -> Tensor:
+    def repeat(self: Tensor, *sizes) -> Tensor:
         """`x.repeat(2, 3)` or `x.repeat((2, 3))`."""
         return _ops.repeat_method(self, *sizes)
 
-    def repeat_interleave(self, repeats, axis=None) -> Tensor:
+    def repeat_interleave(self: Tensor, repeats, axis=None) -> Tensor:
         """PyTorch's repeat_interleave (`dim`): `repeats` an int or one count per element."""
         return _ops.repeat_interleave(self, repeats, axis=axis)
 
-    def roll(self, shifts, axis=None) -> Tensor:
+    def roll(self: Tensor, shifts, axis=None) -> Tensor:
         """PyTorch's roll (`dims`): `shifts` and `axis` ints or tuples of one length; axis None
         rolls the flattened tensor.
         """
         return _ops.roll(self, shifts, axis=axis)
 
-    def unfold(self, axis, size, step) -> Tensor:
+    def unfold(self: Tensor, axis, size, step) -> Tensor:
         """windows of `size` every `step` along an axis, the window last"""
         return _ops.unfold(self, axis, size, step)
 
-    def cumsum(self, axis=-1) -> Tensor:
+    def cumsum(self: Tensor, axis=-1) -> Tensor:
         """running sums along an axis"""
         return _ops.Cumsum.apply(self, axis=axis)
 
-    def cumprod(self, axis=-1) -> Tensor:
+    def cumprod(self: Tensor, axis=-1) -> Tensor:
         """Running products; the gradient sum_{j >= i} grad_j · out_j / x_i (x nonzero)."""
         return _ops.Cumprod.apply(self, axis=axis)
 
-    def cummax(self, axis=-1) -> tuple[Tensor, Tensor]:
+    def cummax(self: Tensor, axis=-1) -> tuple[Tensor, Tensor]:
         """running maxima along an axis (differentiable) and their int64 indices"""
         return _ops.cummax(self, axis=axis)
 
-    def cummin(self, axis=-1) -> tuple[Tensor, Tensor]:
+    def cummin(self: Tensor, axis=-1) -> tuple[Tensor, Tensor]:
         """running minima along an axis (differentiable) and their int64 indices"""
         return _ops.cummin(self, axis=axis)
 
-    def logcumsumexp(self, axis=-1) -> Tensor:
+    def logcumsumexp(self: Tensor, axis=-1) -> Tensor:
         """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
         -inf). The gradient, sum over j >= i of grad_j · exp(x_i - out_j), is taken over every pair
         (i, j) of the axis, each exponent <= 0, so it is exact on any range (memory: the axis's
@@ -354,150 +349,150 @@ class TensorMethods:
         """
         return _ops.LogCumSumExp.apply(self, axis=axis)
 
-    def log2(self) -> Tensor:
+    def log2(self: Tensor) -> Tensor:
         """base-2 logarithm"""
         return _ops.Log2.apply(self)
 
-    def log10(self) -> Tensor:
+    def log10(self: Tensor) -> Tensor:
         """base-10 logarithm"""
         return _ops.Log10.apply(self)
 
-    def log1p(self) -> Tensor:
+    def log1p(self: Tensor) -> Tensor:
         """log(1 + x), accurate near 0"""
         return _ops.Log1p.apply(self)
 
-    def expm1(self) -> Tensor:
+    def expm1(self: Tensor) -> Tensor:
         """e ** x - 1, accurate near 0"""
         return _ops.Expm1.apply(self)
 
-    def exp2(self) -> Tensor:
+    def exp2(self: Tensor) -> Tensor:
         """2 ** x"""
         return _ops.Exp2.apply(self)
 
-    def rsqrt(self) -> Tensor:
+    def rsqrt(self: Tensor) -> Tensor:
         """1 / sqrt(x)"""
         return _ops.Rsqrt.apply(self)
 
-    def gather(self, axis, index) -> Tensor:
+    def gather(self: Tensor, axis, index) -> Tensor:
         """x's values at `index` along an axis: out[i][j] = x[i][index[i][j]] (axis 1)"""
         return _ops.gather(self, axis, index)
 
-    def scatter(self, axis, index, src) -> Tensor:
+    def scatter(self: Tensor, axis, index, src) -> Tensor:
         """x with src written at index along an axis"""
         return _ops.scatter(self, axis, index, src)
 
-    def scatter_add(self, axis, index, src) -> Tensor:
+    def scatter_add(self: Tensor, axis, index, src) -> Tensor:
         """x with src summed in at index along an axis (repeats accumulate)"""
         return _ops.scatter_add(self, axis, index, src)
 
-    def scatter_reduce(self, axis, index, src, reduce, include_self=True) -> Tensor:
+    def scatter_reduce(self: Tensor, axis, index, src, reduce, include_self=True) -> Tensor:
         """src reduced into x at index along an axis: 'sum' or 'mean'"""
         return _ops.scatter_reduce(self, axis, index, src, reduce, include_self=include_self)
 
-    def masked_select(self, mask) -> Tensor:
+    def masked_select(self: Tensor, mask) -> Tensor:
         """x's values where `mask` (broadcasting with x) is True, flattened."""
         return _ops.masked_select(self, mask)
 
-    def nonzero(self) -> Tensor:
+    def nonzero(self: Tensor) -> Tensor:
         """the int64 indices of nonzero elements, (count, ndim)"""
         return _ops.nonzero(self)
 
-    def diagonal(self, offset=0, axis1=0, axis2=1) -> Tensor:
+    def diagonal(self: Tensor, offset=0, axis1=0, axis2=1) -> Tensor:
         """the diagonal of two axes (offset above, or below if negative), as the last axis"""
         return _ops.diagonal(self, offset=offset, axis1=axis1, axis2=axis2)
 
-    def __matmul__(self, other: Operand) -> Tensor:
+    def __matmul__(self: Tensor, other: Operand) -> Tensor:
         """a @ b as NumPy: 1-D operands, broadcast batches (`matmul`)."""
         return _ops.matmul(self, other)
 
-    def __rmatmul__(self, other: Operand) -> Tensor:
+    def __rmatmul__(self: Tensor, other: Operand) -> Tensor:
         """a @ b as NumPy: 1-D operands, broadcast batches (`matmul`)."""
         return _ops.matmul(other, self)
 
-    def sign(self) -> Tensor:
+    def sign(self: Tensor) -> Tensor:
         """-1, 0 or 1 by the sign of x; zero gradient"""
         return _ops.Sign.apply(self)
 
-    def floor(self) -> Tensor:
+    def floor(self: Tensor) -> Tensor:
         """largest integer <= x; zero gradient"""
         return _ops.Floor.apply(self)
 
-    def ceil(self) -> Tensor:
+    def ceil(self: Tensor) -> Tensor:
         """smallest integer >= x; zero gradient"""
         return _ops.Ceil.apply(self)
 
-    def trunc(self) -> Tensor:
+    def trunc(self: Tensor) -> Tensor:
         """x rounded toward 0; zero gradient"""
         return _ops.Trunc.apply(self)
 
-    def round(self, decimals=0) -> Tensor:
+    def round(self: Tensor, decimals=0) -> Tensor:
         """x rounded to `decimals` places, halves to even; zero gradient"""
         return _ops.Round.apply(self, decimals=decimals)
 
-    def __mod__(self, other: Operand) -> Tensor:
+    def __mod__(self: Tensor, other: Operand) -> Tensor:
         """a - floor(a / b) · b: the remainder with b's sign (Python's %) (`remainder`)."""
         return _ops.Remainder.apply(self, other)
 
-    def __rmod__(self, other: Operand) -> Tensor:
+    def __rmod__(self: Tensor, other: Operand) -> Tensor:
         """a - floor(a / b) · b: the remainder with b's sign (Python's %) (`remainder`)."""
         return _ops.Remainder.apply(other, self)
 
-    def __floordiv__(self, other: Operand) -> Tensor:
+    def __floordiv__(self: Tensor, other: Operand) -> Tensor:
         """floor(a / b) (Python's //) (`floor_divide`)."""
         return _ops.FloorDivide.apply(self, other)
 
-    def __rfloordiv__(self, other: Operand) -> Tensor:
+    def __rfloordiv__(self: Tensor, other: Operand) -> Tensor:
         """floor(a / b) (Python's //) (`floor_divide`)."""
         return _ops.FloorDivide.apply(other, self)
 
-    def sort(self, axis=-1, descending=False) -> tuple[Tensor, Tensor]:
+    def sort(self: Tensor, axis=-1, descending=False) -> tuple[Tensor, Tensor]:
         """values sorted along an axis (differentiable) and their int64 indices"""
         return _ops.sort(self, axis=axis, descending=descending)
 
-    def argsort(self, axis=-1, descending=False) -> Tensor:
+    def argsort(self: Tensor, axis=-1, descending=False) -> Tensor:
         """the int64 indices that sort x along an axis (stable)"""
         return _ops.argsort(self, axis=axis, descending=descending)
 
-    def sin(self) -> Tensor:
+    def sin(self: Tensor) -> Tensor:
         """sine"""
         return _ops.Sin.apply(self)
 
-    def cos(self) -> Tensor:
+    def cos(self: Tensor) -> Tensor:
         """cosine"""
         return _ops.Cos.apply(self)
 
-    def tan(self) -> Tensor:
+    def tan(self: Tensor) -> Tensor:
         """tangent"""
         return _ops.Tan.apply(self)
 
-    def asin(self) -> Tensor:
+    def asin(self: Tensor) -> Tensor:
         """inverse sine"""
         return _ops.Asin.apply(self)
 
-    def acos(self) -> Tensor:
+    def acos(self: Tensor) -> Tensor:
         """inverse cosine"""
         return _ops.Acos.apply(self)
 
-    def atan(self) -> Tensor:
+    def atan(self: Tensor) -> Tensor:
         """inverse tangent"""
         return _ops.Atan.apply(self)
 
-    def sinh(self) -> Tensor:
+    def sinh(self: Tensor) -> Tensor:
         """hyperbolic sine"""
         return _ops.Sinh.apply(self)
 
-    def cosh(self) -> Tensor:
+    def cosh(self: Tensor) -> Tensor:
         """hyperbolic cosine"""
         return _ops.Cosh.apply(self)
 
-    def asinh(self) -> Tensor:
+    def asinh(self: Tensor) -> Tensor:
         """inverse hyperbolic sine"""
         return _ops.Asinh.apply(self)
 
-    def acosh(self) -> Tensor:
+    def acosh(self: Tensor) -> Tensor:
         """inverse hyperbolic cosine"""
         return _ops.Acosh.apply(self)
 
-    def atanh(self) -> Tensor:
+    def atanh(self: Tensor) -> Tensor:
         """inverse hyperbolic tangent"""
         return _ops.Atanh.apply(self)

@@ -176,7 +176,7 @@ def nccl_allreduce():
 
 def launches_by_profiler():
     """One tiny training step's CUDA kernels counted by torch.profiler, beside the stand-in's
-    count (the counting rule of minigrad/testing/fake_cupy.py)."""
+    count (the counting rule of minigrad/testing/fake_cupy/)."""
     try:
         import torch
         from torch.profiler import ProfilerActivity, profile

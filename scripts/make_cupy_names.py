@@ -1,5 +1,5 @@
-"""Regenerate minigrad/testing/cupy_names.json, the API surface of CuPy that the CuPy
-stand-in (minigrad/testing/fake_cupy.py) offers: a name missing from this list raises
+"""Regenerate minigrad/testing/fake_cupy/cupy_names.json, the API surface of CuPy that the CuPy
+stand-in (minigrad/testing/fake_cupy/) offers: a name missing from this list raises
 AttributeError there, as it would in CuPy. It also holds each CuPy ufunc's loops
 (`cupy.add.types`: "ff->f", ...), by which the stand-in types the ufuncs of a fused function.
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import cupy
 
-OUT = Path(__file__).resolve().parents[1] / "minigrad" / "testing" / "cupy_names.json"
+OUT = Path(__file__).resolve().parents[1] / "minigrad" / "testing" / "fake_cupy" / "cupy_names.json"
 NAMESPACES = {
     "cupy": cupy,
     "cupy.ndarray": cupy.ndarray,

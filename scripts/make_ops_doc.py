@@ -258,10 +258,9 @@ def functions_source():
              "An op declared on a function (`where`, `matmul`, ...) is that function, imported "
              "here; one",
              "declared on its Function class is written out below, with the class's docstring."
-             '"""', "", "import sys", ""]
-    imports[".."] = {"tensor_methods"}
+             '"""', ""]
     imports["..tensor"] = {"Operand", "Tensor"}
-    used = set(exported) | {"tensor_methods", "Operand", "Tensor"} | {
+    used = set(exported) | {"Operand", "Tensor"} | {
         entry.functions[0].__name__ for entry in ops() if entry.function is None}
     for module in sorted(imports):  # as isort: `..` before `.`
         names = sorted(imports[module], key=_isort_key)
@@ -270,8 +269,7 @@ def functions_source():
                     for name in names), ")"]
     lines += ["", "__all__ = [", *(f'    "{name}",' for name in exported), "]"]
     lines += definitions
-    lines += ["", "", "tensor_methods.bind(sys.modules[__name__])  # Tensor's methods call these",
-              ""]
+    lines += [""]
     return "\n".join(lines)
 
 
@@ -295,7 +293,8 @@ def _method(entry):
         arguments = _arguments(own)
         doc = (entry.functions[0].__doc__ if entry.function is None else entry.function.__doc__)
     returns = _return_annotation(entry)
-    return ["", f"    def {entry.method}({_header(own, lambda p: '')}) -> {returns}:",
+    header = _header(own, lambda p: ": Tensor" if p.name == "self" else "")
+    return ["", f"    def {entry.method}({header}) -> {returns}:",
             _docstring(doc or entry.summary, "        "),
             f"        return {target}({arguments})"]
 
@@ -312,8 +311,8 @@ def _operator(entry, name):
                   if p.default is p.empty]) > 1
     other = "index" if name == "__getitem__" else "other"
     operands = (f"{other}, self" if name in REFLECTED else f"self, {other}") if binary else "self"
-    header = f"self, {other}: Operand" if binary and other == "other" else \
-        (f"self, {other}" if binary else "self")
+    header = f"self: Tensor, {other}: Operand" if binary and other == "other" else \
+        (f"self: Tensor, {other}" if binary else "self: Tensor")
     ignore = "  # type: ignore[override]" if name in ("__eq__", "__ne__") else ""
     return ["", f"    def {name}({header}) -> Tensor:{ignore}",
             f'        """{entry.summary.split(";")[0]} (`{entry.name}`)."""',
@@ -331,15 +330,14 @@ def methods_source():
             body += _operator(entry, name)
     lines = ['"""Tensor\'s methods and operators, one per declared op: `TensorMethods`, which '
              '`Tensor`', "inherits.", "", GENERATED,
-             "Each calls the op's function or Function class in minigrad/ops/functions.py, "
-             "which imports", "Tensor and so binds itself here (`bind`) when it is imported."
+             "Each calls the op's function or Function class in minigrad/ops/functions.py "
+             "(`_ops`, bound", "by minigrad/__init__.py); `self` is a Tensor, the one class "
+             "that inherits these."
              '"""', "", "from __future__ import annotations", "",
-             "from typing import TYPE_CHECKING, Any", "",
-             "if TYPE_CHECKING:", "    from .tensor import Operand, Tensor", "",
-             "_ops: Any = None  # minigrad.ops.functions, once imported", "", "",
-             "def bind(functions: Any) -> None:",
-             '    """Make the methods call `functions` (minigrad.ops.functions)."""',
-             "    global _ops", "    _ops = functions", "", "",
+             "from typing import TYPE_CHECKING", "",
+             "if TYPE_CHECKING:", "    from .ops import functions as _ops",
+             "    from .tensor import Operand, Tensor", "else:",
+             "    _ops = None  # minigrad.ops.functions, bound by minigrad/__init__.py", "", "",
              "class TensorMethods:",
              '    """The methods and operators of `Tensor` that run an op."""', "",
              "    __slots__ = ()", *body, ""]

@@ -76,7 +76,7 @@ DEVICES = [
 @pytest.fixture(params=DEVICES, scope="session")  # session scope: usable with @given
 def device(request):
     """Each device in turn: 'cpu', then 'cuda' (real CuPy on a GPU, else the CuPy stand-in
-    minigrad/testing/fake_cupy.py, never skipped)."""
+    minigrad/testing/fake_cupy/, never skipped)."""
     return request.param
 
 

@@ -79,6 +79,7 @@ step = 0
 import numpy as np
 import minigrad as mg
 from minigrad import Function, InputSpec, op
+from minigrad.autograd import BuiltinFunction
 class MyOp(mg.Function):
     def forward(self, a, b):
         return a * b

@@ -3,11 +3,13 @@
 Work for `cuda:N` runs with GPU N as CuPy's current device: `activate()` makes it current
 (and leaves it so), and minigrad calls it before every op (`Function.apply`), in the backward
 pass, and whenever a backend is looked up by device string (creation, loading).
-`minigrad/testing/fake_cupy.py` stands in for CuPy on a machine without a GPU.
+`minigrad/testing/fake_cupy/` stands in for CuPy on a machine without a GPU.
 """
 
 import os
 from typing import Any
+
+import numpy as np
 
 from ..errors import DeviceError
 from .kernels import ArrayKernels
@@ -48,7 +50,7 @@ def _import_cupy():
     return cupy, count
 
 
-def sorted_segment_sum(xp, indices, values, size):
+def sorted_segment_sum(xp, indices, values, size) -> Any:
     """Deterministic scatter-add on the GPU in O(N · D): out[indices[i]] += values[i] for
     indices (N,) and values (N, D...), with no atomics and no read by the host.
 
@@ -86,12 +88,12 @@ class CupyGenerator:
 
     STATES = 65_536
 
-    def __init__(self, xp, activate, seed=None):
+    def __init__(self, xp, activate, seed=None) -> None:
         self.xp = xp
         self.activate = activate
         self.seed(seed)
 
-    def seed(self, seed):
+    def seed(self, seed) -> None:
         if seed is None:
             seed = int.from_bytes(os.urandom(4), "little")
         self.initial_seed = int(seed)
@@ -104,13 +106,13 @@ class CupyGenerator:
         self.rng = self.xp.random.default_rng(
             self.xp.random.Philox4x3210((self.initial_seed << 32) + draws, size=self.STATES))
 
-    def state(self):
+    def state(self) -> dict[str, int]:
         """The state; also a restore point, so the draws that follow are those that
         `set_state` of this state gives (a CUDA generator's own state is not portable)."""
         self._restart(self.draws)
         return {"seed": self.initial_seed, "draws": self.draws}
 
-    def set_state(self, state):
+    def set_state(self, state) -> None:
         self.initial_seed = int(state["seed"])
         self._restart(int(state["draws"]))
 
@@ -119,17 +121,17 @@ class CupyGenerator:
         self.activate()
         return self.rng
 
-    def normal(self, shape, dtype):
+    def normal(self, shape, dtype) -> Any:
         return self._next().standard_normal(shape, dtype=dtype)
 
-    def uniform(self, shape, dtype):
+    def uniform(self, shape, dtype) -> Any:
         return self._next().random(shape, dtype=dtype)
 
-    def bernoulli(self, shape, probability):
+    def bernoulli(self, shape, probability) -> Any:
         """Booleans, each True with `probability`."""
         return self.uniform(shape, self.xp.float32) < probability
 
-    def permutation(self, n):
+    def permutation(self, n) -> Any:
         return self.xp.argsort(self.uniform((n,), self.xp.float64))
 
 
@@ -143,7 +145,7 @@ class CupyBackend:
 
     name = "cupy"
 
-    def __init__(self, index):
+    def __init__(self, index) -> None:
         xp, count = _import_cupy()
         if index >= count:
             raise DeviceError(f"device 'cuda:{index}' does not exist: this machine has {count} "
@@ -155,30 +157,30 @@ class CupyBackend:
         self.generator = CupyGenerator(xp, self.activate)
         self.kernels: ArrayKernels = ArrayKernels(self)
 
-    def use_fused_kernels(self, on):
+    def use_fused_kernels(self, on) -> None:
         """`kernels`: the fused kernels (`cupy_fused.py`) when on, else chains of CuPy's ops
         (`kernels.ArrayKernels`)."""
         from .cupy_fused import FusedKernels
 
         self.kernels = FusedKernels(self) if on else ArrayKernels(self)
 
-    def activate(self):
+    def activate(self) -> None:
         """Make this backend's GPU CuPy's current device (where new arrays and kernels go)."""
         if self._runtime.getDevice() != self.index:
             self._runtime.setDevice(self.index)
 
-    def from_host(self, array):
+    def from_host(self, array) -> Any:
         self.activate()
         return self.xp.asarray(array)
 
-    def to_host(self, array):
+    def to_host(self, array) -> np.ndarray:
         return self.xp.asnumpy(array)
 
-    def owns(self, array):
+    def owns(self, array) -> bool:
         """Whether `array` is a whole array of its own (not a view), so a `.grad` may keep it."""
         return array.base is None
 
-    def batched_operand(self, array, transposed=False):
+    def batched_operand(self, array, transposed=False) -> Any:
         """`array` C-contiguous, or with `transposed` a view of a C-contiguous array that holds
         it with its last two axes swapped: CuPy's matmul of more than 2 dimensions copies every
         operand that is not C-contiguous (`_core/_routines_linalg.pyx`), so a strided one is
@@ -189,7 +191,7 @@ class CupyBackend:
         swap = self.xp.swapaxes
         return swap(self.xp.ascontiguousarray(swap(array, -1, -2)), -1, -2)
 
-    def matmul(self, a, b):
+    def matmul(self, a, b) -> Any:
         """a @ b, computed as (bᵀ aᵀ)ᵀ where that makes fewer operands CuPy must copy (those
         not C-contiguous, in a product of more than 2 dimensions): the result is then a view
         with its last two axes swapped."""
@@ -201,16 +203,16 @@ class CupyBackend:
             return swap(b_t @ a_t, -1, -2)
         return a @ b
 
-    def scatter_add(self, indices, values, size):
+    def scatter_add(self, indices, values, size) -> Any:
         self.activate()
         return sorted_segment_sum(self.xp, indices, values, size)
 
-    def run_blockwise(self, tasks):
+    def run_blockwise(self, tasks) -> None:
         """Each task on its whole arrays: the GPU is parallel within each kernel already."""
         self.activate()
         for function, arrays in tasks:
             function(*arrays)
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         self.activate()
         self.xp.cuda.Device(self.index).synchronize()

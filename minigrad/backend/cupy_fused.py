@@ -16,160 +16,160 @@ stays off by default.
 """
 
 import math
+from types import SimpleNamespace
 from typing import Any
 
-from .kernels import ArrayKernels, rows_of
+from .kernels import ArrayKernels, DropoutState, rows_of
+
+
+def fused_functions(xp: Any) -> SimpleNamespace:
+    """The fused functions on `xp` (real CuPy or the stand-in), each one kernel named after
+    its function."""
+    functions = {}
+
+    def fused(function):
+        functions[function.__name__] = xp.fuse(kernel_name=function.__name__)(function)
+        return function
+
+    # a row's mean is given as its sum and n, divided where it is used: CuPy's mean is two
+    # launches, and a fused reduction cannot divide by an argument after it
+    @fused
+    def squared_deviation_sum(x, total, n):  # (R, N), (R, 1) -> (R,)
+        return xp.sum((x - total / n) * (x - total / n), axis=-1)
+
+    @fused
+    def product_sum(a, b):  # (R, N), (R, N) -> (R,)
+        return xp.sum(a * b, axis=-1)
+
+    @fused
+    def reciprocal_std(squares, n, eps):
+        return 1 / xp.sqrt(squares / n + eps)
+
+    @fused
+    def normalize(x, total, n, rstd):
+        return (x - total / n) * rstd
+
+    @fused
+    def scale_shift(x, weight, bias):
+        return x * weight + bias
+
+    @fused
+    def layer_norm_input_gradient(g, normalized, g_total, n, gn_mean, rstd):
+        return rstd * (g - g_total / n - normalized * gn_mean)
+
+    @fused
+    def capped_peak(x, ceiling):  # (R, N), (R, N) -> (R,): the row maxima, NaN/Inf made 0
+        peak = xp.amax(xp.minimum(x, ceiling), axis=-1)
+        return xp.where(xp.isfinite(peak), peak, 0)
+
+    @fused
+    def shifted_exp(x, ceiling, peak):
+        return xp.exp(xp.minimum(x, ceiling) - peak)
+
+    @fused
+    def nonzero_sum(x):  # (..., N) -> (...): the row sums, 0 made 1
+        total = xp.sum(x, axis=-1)
+        return xp.where(total == 0, 1, total)
+
+    @fused
+    def dropout_keep(uniform, probability, scale):
+        return (uniform < probability) * scale
+
+    @fused
+    def dropout(x, uniform, probability, scale):
+        return x * ((uniform < probability) * scale)
+
+    @fused
+    def triple_product_sum(a, b, c):  # (R, N) x3, broadcasting -> (R,)
+        return xp.sum(a * b * c, axis=-1)
+
+    @fused
+    def column_product_sum(a, b):  # (R, N), (R, N) -> (N,)
+        return xp.sum(a * b, axis=0)
+
+    @fused
+    def layer_norm_backward(grad, weight, normalized, g_sum, gn_sum, rstd, n):
+        return rstd * (grad * weight - (g_sum + normalized * gn_sum) / n)
+
+    @fused
+    def scaled_masked_peak(x, mask, scale):  # (..., N) -> (...): as capped_peak
+        peak = xp.amax(xp.where(mask, -xp.inf, x * scale), axis=-1)
+        return xp.where(xp.isfinite(peak), peak, 0)
+
+    @fused
+    def scaled_masked_exp(x, mask, scale, peak):
+        return xp.exp(xp.where(mask, -xp.inf, x * scale) - peak)
+
+    @fused
+    def smoothed_loss(log_normalizer, picked, row_mean, keep, smoothing):
+        return keep * (log_normalizer - picked) - smoothing * (row_mean - log_normalizer)
+
+    @fused
+    def clip_scale(norm, max_norm):
+        return xp.minimum(max_norm / (norm + 1e-6), 1)
+
+    @fused
+    def relu_backward(grad, x):
+        return xp.where(x > 0, grad, 0)
+
+    @fused
+    def softmax_backward(weights, grad_attended, keep, row_sum, scale):
+        return weights * (grad_attended * keep - row_sum) * scale
+
+    @fused
+    def moving_average(average, value, weight):  # in place: the weights' moving average
+        xp.add(average, (value - average) * weight, out=average)
+
+    return SimpleNamespace(**functions)
 
 
 class FusedKernels(ArrayKernels):
-    """The fused functions, made once per CUDA backend (real CuPy or the stand-in)."""
+    """The kernel set whose work is done by the fused functions (`fused_functions`)."""
 
     fused = True
 
     def __init__(self, backend) -> None:
         super().__init__(backend)
-        xp = self.xp
-        fuse = xp.fuse
-
-        # a row's mean is given as its sum and n, divided where it is used: CuPy's mean is two
-        # launches, and a fused reduction cannot divide by an argument after it
-        @fuse(kernel_name="squared_deviation_sum")
-        def squared_deviation_sum(x, total, n):  # (R, N), (R, 1) -> (R,)
-            return xp.sum((x - total / n) * (x - total / n), axis=-1)
-
-        @fuse(kernel_name="product_sum")
-        def product_sum(a, b):  # (R, N), (R, N) -> (R,)
-            return xp.sum(a * b, axis=-1)
-
-        @fuse(kernel_name="reciprocal_std")
-        def reciprocal_std(squares, n, eps):
-            return 1 / xp.sqrt(squares / n + eps)
-
-        @fuse(kernel_name="normalize")
-        def normalize(x, total, n, rstd):
-            return (x - total / n) * rstd
-
-        @fuse(kernel_name="scale_shift")
-        def scale_shift(x, weight, bias):
-            return x * weight + bias
-
-        @fuse(kernel_name="layer_norm_input_gradient")
-        def layer_norm_input_gradient(g, normalized, g_total, n, gn_mean, rstd):
-            return rstd * (g - g_total / n - normalized * gn_mean)
-
-        @fuse(kernel_name="capped_peak")
-        def capped_peak(x, ceiling):  # (R, N), (R, N) -> (R,): the row maxima, NaN/Inf made 0
-            peak = xp.amax(xp.minimum(x, ceiling), axis=-1)
-            return xp.where(xp.isfinite(peak), peak, 0)
-
-        @fuse(kernel_name="shifted_exp")
-        def shifted_exp(x, ceiling, peak):
-            return xp.exp(xp.minimum(x, ceiling) - peak)
-
-        @fuse(kernel_name="nonzero_sum")
-        def nonzero_sum(x):  # (..., N) -> (...): the row sums, 0 made 1
-            total = xp.sum(x, axis=-1)
-            return xp.where(total == 0, 1, total)
-
-        @fuse(kernel_name="dropout_keep")
-        def dropout_keep(uniform, probability, scale):
-            return (uniform < probability) * scale
-
-        @fuse(kernel_name="dropout")
-        def dropout(x, uniform, probability, scale):
-            return x * ((uniform < probability) * scale)
-
-        @fuse(kernel_name="triple_product_sum")
-        def triple_product_sum(a, b, c):  # (R, N) x3, broadcasting -> (R,)
-            return xp.sum(a * b * c, axis=-1)
-
-        @fuse(kernel_name="column_product_sum")
-        def column_product_sum(a, b):  # (R, N), (R, N) -> (N,)
-            return xp.sum(a * b, axis=0)
-
-        @fuse(kernel_name="layer_norm_backward")
-        def layer_norm_backward(grad, weight, normalized, g_sum, gn_sum, rstd, n):
-            return rstd * (grad * weight - (g_sum + normalized * gn_sum) / n)
-
-        @fuse(kernel_name="scaled_masked_peak")
-        def scaled_masked_peak(x, mask, scale):  # (..., N) -> (...): as capped_peak
-            peak = xp.amax(xp.where(mask, -xp.inf, x * scale), axis=-1)
-            return xp.where(xp.isfinite(peak), peak, 0)
-
-        @fuse(kernel_name="scaled_masked_exp")
-        def scaled_masked_exp(x, mask, scale, peak):
-            return xp.exp(xp.where(mask, -xp.inf, x * scale) - peak)
-
-        @fuse(kernel_name="smoothed_loss")
-        def smoothed_loss(log_normalizer, picked, row_mean, keep, smoothing):
-            return keep * (log_normalizer - picked) - smoothing * (row_mean - log_normalizer)
-
-        @fuse(kernel_name="clip_scale")
-        def clip_scale(norm, max_norm):
-            return xp.minimum(max_norm / (norm + 1e-6), 1)
-
-        @fuse(kernel_name="relu_backward")
-        def relu_backward(grad, x):
-            return xp.where(x > 0, grad, 0)
-
-        @fuse(kernel_name="softmax_backward")
-        def softmax_backward(weights, grad_attended, keep, row_sum, scale):
-            return weights * (grad_attended * keep - row_sum) * scale
-
-        @fuse(kernel_name="moving_average")
-        def moving_average(average, value, weight):  # in place: the weights' moving average
-            xp.add(average, (value - average) * weight, out=average)
-
-        self._moving_average = moving_average
-        self._squared_deviation_sum, self._product_sum = squared_deviation_sum, product_sum
-        self._reciprocal_std, self._normalize = reciprocal_std, normalize
-        self._scale_shift, self._input_gradient = scale_shift, layer_norm_input_gradient
-        self._capped_peak, self._shifted_exp, self._nonzero_sum = \
-            capped_peak, shifted_exp, nonzero_sum
-        self._dropout_keep, self._dropout = dropout_keep, dropout
-        self._triple_product_sum, self._column_product_sum = triple_product_sum, column_product_sum
-        self._layer_norm_backward, self._softmax_backward = layer_norm_backward, softmax_backward
-        self._scaled_masked_peak, self._scaled_masked_exp = scaled_masked_peak, scaled_masked_exp
-        self._smoothed_loss, self._clip_scale = smoothed_loss, clip_scale
-        self._relu_backward = relu_backward
+        self.f = fused_functions(self.xp)
 
     def layer_norm(self, rows, eps) -> tuple[Any, Any]:
         """(R, N) rows -> their normalized values (R, N) and 1/std (R, 1): four launches."""
         n = rows.dtype.type(rows.shape[1])
         total = self.xp.sum(rows, axis=-1, keepdims=True)
-        squares = self._squared_deviation_sum(rows, total, n)[:, None]
-        rstd = self._reciprocal_std(squares, n, rows.dtype.type(eps))
-        return self._normalize(rows, total, n, rstd), rstd
+        squares = self.f.squared_deviation_sum(rows, total, n)[:, None]
+        rstd = self.f.reciprocal_std(squares, n, rows.dtype.type(eps))
+        return self.f.normalize(rows, total, n, rstd), rstd
 
     def smoothed_loss(self, log_normalizer, picked, row_mean, smoothing) -> Any:
         """Label-smoothed cross-entropy per row: one launch. The coefficients are computed
         here, in the logits' dtype: inside a fused function `1 - smoothing` of two Python
         scalars would be computed in float16 (CuPy's fusion picks the first loop they fit)."""
         dtype = log_normalizer.dtype.type
-        return self._smoothed_loss(log_normalizer, picked, row_mean, dtype(1 - smoothing),
+        return self.f.smoothed_loss(log_normalizer, picked, row_mean, dtype(1 - smoothing),
                                    dtype(smoothing))
 
     def affine(self, normalized, weight, bias) -> Any:
         """One launch where both are given in the normalized values' dtype."""
         if weight is None or bias is None or not weight.dtype == bias.dtype == normalized.dtype:
             return super().affine(normalized, weight, bias)
-        return self._scale_shift(normalized, weight, bias)
+        return self.f.scale_shift(normalized, weight, bias)
 
     def layer_norm_input_gradient(self, g_rows, normalized_rows, rstd_rows) -> Any:
         """rstd · (g - mean(g) - normalized · mean(g · normalized)) over rows: three launches."""
         n = g_rows.dtype.type(g_rows.shape[1])
         g_total = self.xp.sum(g_rows, axis=-1, keepdims=True)
-        gn_mean = (self._product_sum(g_rows, normalized_rows) / n)[:, None]
-        return self._input_gradient(g_rows, normalized_rows, g_total, n, gn_mean, rstd_rows)
+        gn_mean = (self.f.product_sum(g_rows, normalized_rows) / n)[:, None]
+        return self.f.layer_norm_input_gradient(g_rows, normalized_rows, g_total, n, gn_mean,
+                                                rstd_rows)
 
     def softmax_rows_into(self, x, out, ceiling=None) -> tuple[Any, Any]:
         """out = softmax(x) along the last axis, x capped by `ceiling` (-inf at masked
         entries); returns the shift and the sum of exponentials (..., 1): four launches."""
         if ceiling is None:
             ceiling = x.dtype.type(math.inf)
-        peak = self._capped_peak(x, ceiling)[..., None]
-        exponentials = self._shifted_exp(x, ceiling, peak)
-        total = self._nonzero_sum(exponentials)[..., None]
+        peak = self.f.capped_peak(x, ceiling)[..., None]
+        exponentials = self.f.shifted_exp(x, ceiling, peak)
+        total = self.f.nonzero_sum(exponentials)[..., None]
         self.xp.divide(exponentials, total, out=out)
         return peak, total
 
@@ -180,55 +180,55 @@ class FusedKernels(ArrayKernels):
         grad_rows, normalized_rows = rows_of(grad, n_axes), rows_of(normalized, n_axes)
         n = grad_rows.dtype.type(grad_rows.shape[1])
         scale = 1 if weight is None else weight.reshape(-1)
-        g_sum = self._product_sum(grad_rows, scale)[:, None]
-        gn_sum = self._triple_product_sum(grad_rows, scale, normalized_rows)[:, None]
-        grad_input = self._layer_norm_backward(grad_rows, scale, normalized_rows, g_sum,
+        g_sum = self.f.product_sum(grad_rows, scale)[:, None]
+        gn_sum = self.f.triple_product_sum(grad_rows, scale, normalized_rows)[:, None]
+        grad_input = self.f.layer_norm_backward(grad_rows, scale, normalized_rows, g_sum,
                                                gn_sum, rstd.reshape(-1, 1), n)
         shape = grad.shape[grad.ndim - n_axes:]
         return (grad_input.reshape(grad.shape),
-                _shaped(self._column_product_sum(grad_rows, normalized_rows), shape),
+                _shaped(self.f.column_product_sum(grad_rows, normalized_rows), shape),
                 _shaped(grad_rows.sum(axis=0), shape))
 
     def dropout_keep(self, shape, dtype, p) -> Any:
         """From uniform draws compared and scaled in one launch."""
         uniform = self.generator.uniform(shape, self.xp.float32)
-        return self._dropout_keep(uniform, 1 - p, dtype.type(1 / (1 - p) if p < 1 else 0))
+        return self.f.dropout_keep(uniform, 1 - p, dtype.type(1 / (1 - p) if p < 1 else 0))
 
-    def dropout(self, x, p) -> tuple[Any, Any]:
+    def dropout(self, x, p) -> tuple[Any, DropoutState]:
         """One launch besides the draws, which are kept (not the multiplier): backward
         applies them again in one launch."""
-        draws = (self.generator.uniform(x.shape, self.xp.float32), 1 - p,
-                 x.dtype.type(1 / (1 - p) if p < 1 else 0))
-        return self._dropout(x, *draws), draws
+        state = DropoutState(uniform=self.generator.uniform(x.shape, self.xp.float32),
+                             threshold=1 - p, scale=x.dtype.type(1 / (1 - p) if p < 1 else 0))
+        return self.f.dropout(x, state.uniform, state.threshold, state.scale), state
 
-    def dropout_again(self, grad, draws) -> Any:
-        return self._dropout(grad, *draws)
+    def dropout_backward(self, grad, state) -> Any:
+        return self.f.dropout(grad, state.uniform, state.threshold, state.scale)
 
-    def kept(self, draws) -> Any:
-        return self._dropout_keep(*draws)
+    def dropout_mask(self, state) -> Any:
+        return self.f.dropout_keep(state.uniform, state.threshold, state.scale)
 
     def relu_backward(self, grad, x) -> Any:
-        return self._relu_backward(grad, x)
+        return self.f.relu_backward(grad, x)
 
     def clip_scale(self, norm, max_norm, dtype) -> Any:
-        return self._clip_scale(norm, dtype.type(max_norm))
+        return self.f.clip_scale(norm, dtype.type(max_norm))
 
     def moving_average(self, average, value, weight) -> None:
-        self._moving_average(average, value, weight)
+        self.f.moving_average(average, value, weight)
 
     def softmax_backward(self, weights, grad_weights, keep, scale) -> Any:
         """Two launches, the dropout and the scale inside them."""
         keep = 1 if keep is None else keep
-        row_sum = self._triple_product_sum(grad_weights, keep, weights)[..., None]
-        return self._softmax_backward(weights, grad_weights, keep, row_sum, scale)
+        row_sum = self.f.triple_product_sum(grad_weights, keep, weights)[..., None]
+        return self.f.softmax_backward(weights, grad_weights, keep, row_sum, scale)
 
-    def attention_weights(self, scores, mask, scale) -> Any:
+    def scaled_masked_softmax(self, scores, mask, scale) -> Any:
         """softmax(scores · scale, masked) along the last axis, `mask` True where excluded
         (None: nothing is): four launches, the scaling and the mask inside them."""
         mask = False if mask is None else mask
-        peak = self._scaled_masked_peak(scores, mask, scale)[..., None]
-        exponentials = self._scaled_masked_exp(scores, mask, scale, peak)
-        total = self._nonzero_sum(exponentials)[..., None]
+        peak = self.f.scaled_masked_peak(scores, mask, scale)[..., None]
+        exponentials = self.f.scaled_masked_exp(scores, mask, scale, peak)
+        total = self.f.nonzero_sum(exponentials)[..., None]
         # C-contiguous whatever the layout of `scores` (a product's transpose, `matmul`): the
         # weights are the first operand of the products that follow
         return self.xp.divide(exponentials, total, out=self.xp.empty(scores.shape, scores.dtype))

@@ -22,7 +22,7 @@ _MMAP_THRESHOLD = 32 * 1024 * 1024  # the largest value glibc accepts on 64-bit 
 _TRIM_THRESHOLD = 1024 * 1024 * 1024
 
 
-def keep_freed_memory():
+def keep_freed_memory() -> bool:
     """Ask malloc to keep freed blocks for reuse; True if it was done."""
     if os.environ.get("MINIGRAD_KEEP_HOST_MEMORY", "1") == "0":
         return False

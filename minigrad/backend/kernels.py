@@ -12,25 +12,145 @@ gradient). How the arrays are computed is the kernels' business:
   zeros, which takes NumPy's SIMD loop where a scalar does not);
 - `FusedKernels` (`cupy_fused.py`): the same interface in fewer GPU launches (`cupy.fuse`).
 
-Every method takes and returns arrays of its backend. Rows are (R, N) arrays: the leading
-axes of an array flattened, its last (normalized) axes flattened.
+`Kernels` is the interface every set implements: each kernel with its formula. Every method
+takes and returns arrays of its backend. Rows are (R, N) arrays: the leading axes of an array
+flattened, its last (normalized) axes flattened.
 """
 
 import math
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 
-class ArrayKernels:
+class DropoutState(NamedTuple):
+    """What dropout's backward needs to apply forward's mask again: the multiplier `keep`
+    (0, or 1 / (1 - p) where kept), or, where a kernel set makes the multiplier inside the
+    kernel that applies it (`FusedKernels`), the `uniform` draws it comes from: kept where
+    uniform < `threshold` (1 - p), times `scale`."""
+
+    keep: Any = None
+    uniform: Any = None
+    threshold: float = 1.0
+    scale: Any = None
+
+
+class AttentionState(NamedTuple):
+    """What attention's backward needs: the operands as the products take them (q with its
+    last two axes swapped in memory), the attention weights before dropout, dropout's
+    multiplier (None: no dropout) and the scale of the scores."""
+
+    q: Any
+    k: Any
+    v: Any
+    weights: Any
+    keep: Any
+    scale: float
+
+
+@runtime_checkable
+class Kernels(Protocol):
+    """The array work of the fused ops, each kernel with its formula. `fused`: whether the
+    GPU's fused functions compute them."""
+
+    fused: bool
+
+    def softmax(self, x: Any, axis: int = -1, mask: Any = None) -> Any:
+        """exp(x - max) / Σ exp(x - max) along `axis`; masked (True) entries 0; a row with
+        nothing left all zeros."""
+
+    def softmax_rows_into(self, x: Any, out: Any, ceiling: Any = None) -> tuple[Any, Any]:
+        """out = softmax(min(x, ceiling)) along the last axis; returns (peak, total), each
+        (..., 1): softmax = exp(x - peak) / total."""
+
+    def log_softmax(self, x: Any, axis: int = -1) -> Any:
+        """x - max - log Σ exp(x - max) along `axis`; a row of -inf stays -inf."""
+
+    def softmax_statistics(self, rows: Any, probabilities: Any, log_normalizer: Any,
+                           row_mean: Any = None) -> None:
+        """Logits rows (N, C) -> softmax into `probabilities`, log Σ exp into
+        `log_normalizer` (N, 1), the rows' means into `row_mean` (N, 1) when given."""
+
+    def smoothed_loss(self, log_normalizer: Any, picked: Any, row_mean: Any,
+                      smoothing: float) -> Any:
+        """(1 - ε) · (log Σ exp - x[target]) - ε · (mean(x) - log Σ exp) per row."""
+
+    def cross_entropy_backward(self, probabilities: Any, scale: Any, target: Any,
+                               smoothing: float) -> Any:
+        """(probabilities - ((1 - ε) · onehot(target) + ε / C)) · scale."""
+
+    def softmax_backward(self, weights: Any, grad_weights: Any, keep: Any,
+                         scale: Any) -> Any:
+        """w · (g' - Σ g' · w) · scale along the last axis, g' = g · keep (keep None: g)."""
+
+    def scaled_masked_softmax(self, scores: Any, mask: Any, scale: Any) -> Any:
+        """softmax(scores · scale, masked) along the last axis; `scores` is overwritten."""
+
+    def attention_weights(self, q: Any, k: Any, mask: Any, scale: float,
+                          bias: Any = None) -> Any:
+        """softmax(q kᵀ · scale + bias, masked) along the last axis."""
+
+    def attention(self, q: Any, k: Any, v: Any, mask: Any, bias: Any, scale: float,
+                  dropout_p: float) -> tuple[Any, AttentionState]:
+        """(dropout(softmax(q kᵀ · scale + bias, masked)) · v, what the backward needs)."""
+
+    def attention_backward(self, grad: Any, state: AttentionState) -> tuple[Any, Any, Any]:
+        """With P the weights, P' = P · keep, dS = softmax_backward(P, grad vᵀ, keep, scale):
+        (dS k, dSᵀ q, P'ᵀ grad), the gradients of q, k and v."""
+
+    def layer_norm(self, rows: Any, eps: float) -> tuple[Any, Any]:
+        """Rows (R, N) -> ((x - mean) · rstd, rstd (R, 1)), rstd = 1 / sqrt(var + eps),
+        two-pass variance."""
+
+    def affine(self, normalized: Any, weight: Any, bias: Any) -> Any:
+        """normalized · weight + bias, either None (left out)."""
+
+    def layer_norm_input_gradient(self, g_rows: Any, normalized_rows: Any,
+                                  rstd_rows: Any) -> Any:
+        """rstd · (g - mean(g) - normalized · mean(g · normalized)) along rows."""
+
+    def layer_norm_backward(self, grad: Any, weight: Any, normalized: Any, rstd: Any,
+                            n_axes: int) -> tuple[Any, Any, Any]:
+        """(layer_norm_input_gradient(grad · weight), Σ grad · normalized, Σ grad), the sums
+        over the leading axes: the gradients of the input, weight and bias."""
+
+    def dropout_keep(self, shape: tuple[int, ...], dtype: Any, p: float) -> Any:
+        """The multiplier: 0 with probability p, else 1 / (1 - p)."""
+
+    def dropout(self, x: Any, p: float) -> tuple[Any, DropoutState]:
+        """(x · multiplier, the state that gives the multiplier again)."""
+
+    def dropout_backward(self, grad: Any, state: DropoutState) -> Any:
+        """grad · the multiplier of the forward that gave `state`."""
+
+    def dropout_mask(self, state: DropoutState) -> Any:
+        """The multiplier of the forward that gave `state`."""
+
+    def relu(self, x: Any) -> Any:
+        """max(x, 0)."""
+
+    def relu_backward(self, grad: Any, x: Any) -> Any:
+        """grad · (x > 0)."""
+
+    def clip_scale(self, norm: Any, max_norm: float, dtype: Any) -> Any:
+        """min(max_norm / (norm + 1e-6), 1) in `dtype`."""
+
+    def moving_average(self, average: Any, value: Any, weight: Any) -> None:
+        """average += (value - average) · weight, in place."""
+
+
+class ArrayKernels(Kernels):
     """The kernels as chains of array ops. `backend` gives `xp`, `run_blockwise` (blocks of
-    rows on every CPU core; the whole arrays on a GPU) and `generator` (dropout's draws)."""
+    rows on every CPU core; the whole arrays on a GPU), `generator` (dropout's draws),
+    `matmul` and `batched_operand` (the layouts of attention's products)."""
 
-    fused = False  # whether the GPU's fused functions compute them (`FusedKernels`)
+    fused = False
 
-    def __init__(self, backend) -> None:
+    def __init__(self, backend: Any) -> None:
         self.xp = backend.xp
         self.run_blockwise = backend.run_blockwise
         self.generator = backend.generator
+        self.matmul = backend.matmul
+        self.batched_operand = backend.batched_operand
 
     # ----- softmax ------------------------------------------------------------------------
 
@@ -79,6 +199,16 @@ class ArrayKernels:
         return (1 - smoothing) * (log_normalizer - picked) \
             - smoothing * (row_mean - log_normalizer)
 
+    def cross_entropy_backward(self, probabilities, scale, target, smoothing) -> Any:
+        """(probabilities - target distribution) · scale, cross-entropy's gradient for its
+        logits (..., C), from `scale` (..., 1) and `target` ids (..., 1): the distribution
+        (1 - ε at the target, plus ε / C everywhere) never made."""
+        out = self.xp.empty_like(probabilities)
+        rows = [rows_of(array)  # (N, C), (N, 1), (N, 1), (N, C)
+                for array in (probabilities, scale, target, out)]
+        self.run_blockwise([(partial(_smoothed_difference, self.xp, smoothing), rows)])
+        return out
+
     def softmax_backward(self, weights, grad_weights, keep, scale) -> Any:
         """The gradient of the scores (..., Lq, Lk), times `scale`, whose softmax is `weights`,
         from the gradient of the weights as used: after the dropout `keep` (None: none)."""
@@ -88,11 +218,48 @@ class ArrayKernels:
                                                                             keepdims=True))
         return grad_scores * scale
 
-    def attention_weights(self, scores, mask, scale) -> Any:
+    def scaled_masked_softmax(self, scores, mask, scale) -> Any:
         """softmax(scores · scale, masked) along the last axis, `mask` True where excluded
         (None: nothing is); `scores` is overwritten."""
         scores *= scale
         return self.softmax(scores, -1, mask)
+
+    def attention_weights(self, q, k, mask, scale, bias=None) -> Any:
+        """softmax(q kᵀ · scale + bias, masked): (..., Lq, d), (..., Lk, d) -> (..., Lq, Lk)."""
+        scores = self.matmul(q, self.xp.swapaxes(k, -1, -2))
+        scale = scores.dtype.type(scale)
+        if bias is not None:
+            scores *= scale
+            scores += bias
+            scale = scores.dtype.type(1)
+        return self.scaled_masked_softmax(scores, mask, scale)
+
+    def attention(self, q, k, v, mask, bias, scale, dropout_p) -> tuple[Any, AttentionState]:
+        """q, k, v are often strided views (heads split from (B, L, H, d)): copied once (on a
+        GPU) into the layouts in which every product of forward and backward takes them as
+        they are (`Backend.matmul`): q with its last two axes swapped (its products are
+        computed as their transposes: k qᵀ, qᵀ dS), k and v as they are."""
+        batched = self.batched_operand
+        q, k, v = batched(q, transposed=True), batched(k), batched(v)
+        weights = self.attention_weights(q, k, mask, scale, bias)
+        keep = None
+        attended = weights
+        if dropout_p > 0:
+            keep = self.dropout_keep(attended.shape, attended.dtype, dropout_p)
+            attended = attended * keep
+        return self.matmul(attended, v), AttentionState(q, k, v, weights, keep, scale)
+
+    def attention_backward(self, grad, state) -> tuple[Any, Any, Any]:
+        """`grad` is often strided (the heads' merge): copied once, its axes swapped (its
+        products are computed as their transposes: dOᵀ P, v dOᵀ)."""
+        swap, matmul = partial(self.xp.swapaxes, axis1=-1, axis2=-2), self.matmul
+        q, k, v, weights, keep, scale = state
+        grad = self.batched_operand(grad, transposed=True)
+        attended = weights if keep is None else weights * keep
+        grad_v = matmul(swap(attended), grad)
+        grad_attended = matmul(grad, swap(v))
+        grad_scores = self.softmax_backward(weights, grad_attended, keep, q.dtype.type(scale))
+        return matmul(grad_scores, k), matmul(swap(grad_scores), q), grad_v
 
     # ----- layer_norm -----------------------------------------------------------------------
 
@@ -149,18 +316,15 @@ class ArrayKernels:
         scale = dtype.type(1 / (1 - p) if p < 1 else 0)
         return self.generator.bernoulli(shape, 1 - p) * scale
 
-    def dropout(self, x, p) -> tuple[Any, Any]:
-        """(x with inverted dropout, what `dropout_again` and `kept` need: the draws)."""
+    def dropout(self, x, p) -> tuple[Any, DropoutState]:
         keep = self.dropout_keep(x.shape, x.dtype, p)
-        return x * keep, keep
+        return x * keep, DropoutState(keep)
 
-    def dropout_again(self, grad, draws) -> Any:
-        """`grad` through the same dropout as the forward that gave `draws`."""
-        return grad * draws
+    def dropout_backward(self, grad, state) -> Any:
+        return grad * state.keep
 
-    def kept(self, draws) -> Any:
-        """The multiplier (0 or 1 / (1 - p)) of the forward that gave `draws`."""
-        return draws
+    def dropout_mask(self, state) -> Any:
+        return state.keep
 
     def relu(self, x) -> Any:
         return self.xp.maximum(x, x.dtype.type(0))
@@ -215,6 +379,16 @@ def _softmax_statistics(xp, softmax_rows_into, logits, probabilities, log_normal
     xp.add(peak, xp.log(total), out=log_normalizer)
     if row_mean is not None:
         xp.mean(logits, axis=-1, keepdims=True, out=row_mean)
+
+
+def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
+    """out = (probabilities - target distribution) · scale for a block of rows."""
+    xp.multiply(probabilities, scale, out=out)
+    if smoothing:
+        out -= scale * out.dtype.type(smoothing / probabilities.shape[-1])
+    at_target = xp.take_along_axis(out, target, axis=-1)
+    at_target -= scale * out.dtype.type(1 - smoothing)
+    xp.put_along_axis(out, target, at_target, axis=-1)
 
 
 def _finite_or_zero(xp, peak):

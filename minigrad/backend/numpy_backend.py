@@ -2,6 +2,7 @@
 
 import math
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ def check_numpy_version(version: str) -> None:
 check_numpy_version(np.__version__)
 
 
-def sorted_segment_sum(xp, indices, values, size):
+def sorted_segment_sum(xp, indices, values, size) -> Any:
     """Deterministic scatter-add: sort the indices, then sum each run of equal indices.
 
     out[indices[i]] += values[i] for 1-D `indices` of length N and `values` of shape (N, ...).
@@ -45,26 +46,26 @@ def sorted_segment_sum(xp, indices, values, size):
 class NumpyGenerator:
     """The CPU random generator: NumPy's PCG64, whose state is a JSON-serializable dict."""
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None) -> None:
         self.seed(seed)
 
-    def seed(self, seed):
+    def seed(self, seed) -> None:
         self.rng = np.random.Generator(np.random.PCG64(seed))
 
-    def state(self):
-        return self.rng.bit_generator.state
+    def state(self) -> dict[str, Any]:
+        return dict(self.rng.bit_generator.state)
 
-    def set_state(self, state):
+    def set_state(self, state) -> None:
         self.rng.bit_generator.state = state
 
-    def normal(self, shape, dtype):
+    def normal(self, shape, dtype) -> np.ndarray:
         return self.rng.standard_normal(shape, dtype=dtype)
 
-    def uniform(self, shape, dtype):
+    def uniform(self, shape, dtype) -> np.ndarray:
         """Uniform in [0, 1)."""
         return self.rng.random(shape, dtype=dtype)
 
-    def bernoulli(self, shape, probability):
+    def bernoulli(self, shape, probability) -> np.ndarray:
         """Booleans, each True with `probability` (to within 2^-33): raw 32-bit draws below
         a threshold, faster than comparing float uniforms (dropout's masks; the figures are in
         benchmarks/README.md)."""
@@ -74,7 +75,7 @@ class NumpyGenerator:
         bits = self.rng.bit_generator.random_raw((count + 1) // 2).view(np.uint32)[:count]
         return (bits < round(probability * 2**32)).reshape(shape)
 
-    def permutation(self, n):
+    def permutation(self, n) -> np.ndarray:
         return self.rng.permutation(n)
 
 
@@ -83,7 +84,7 @@ class NumpyBackend:
 
     name = "numpy"
 
-    def __init__(self):
+    def __init__(self) -> None:
         # Instance attributes, not class attributes: every op reads them, and Python reads an
         # instance's own attribute several times faster than one found on its class.
         self.device = "cpu"
@@ -94,27 +95,27 @@ class NumpyBackend:
         self.kernels = CpuKernels(self)
         keep_freed_memory()
 
-    def from_host(self, array):
+    def from_host(self, array) -> np.ndarray:
         return np.asarray(array)
 
-    def to_host(self, array):
+    def to_host(self, array) -> np.ndarray:
         return np.asarray(array)
 
-    def owns(self, array):
+    def owns(self, array) -> bool:
         """Whether `array` is a whole writable array of its own (not a view, not read-only),
         so that a `.grad` may keep it."""
         return array.base is None and array.flags.writeable
 
-    def batched_operand(self, array, transposed=False):
+    def batched_operand(self, array, transposed=False) -> np.ndarray:
         return array
 
     matmul = staticmethod(operator.matmul)  # NumPy's products take strided operands as they are
 
-    def scatter_add(self, indices, values, size):
+    def scatter_add(self, indices, values, size) -> np.ndarray:
         return sorted_segment_sum(np, indices, values, size)
 
-    def run_blockwise(self, tasks):
+    def run_blockwise(self, tasks) -> None:
         self._blocks.run(tasks)
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         pass

@@ -15,6 +15,7 @@ hang for ever when one rank dies or takes another path).
 import json
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -64,22 +65,22 @@ class SingleProcess:
     def synchronize(self, what="the device") -> None:
         pass
 
-    def allreduce_sum_(self, array, what="allreduce"):
+    def allreduce_sum_(self, array, what="allreduce") -> Any:
         return array
 
-    def allgather(self, array, what="allgather"):
+    def allgather(self, array, what="allgather") -> np.ndarray:
         return np.asarray(array)[None]
 
-    def broadcast_(self, array, root=0, what="broadcast"):
+    def broadcast_(self, array, root=0, what="broadcast") -> Any:
         return array
 
-    def allgather_object(self, value, what="allgather"):
+    def allgather_object(self, value, what="allgather") -> list[Any]:
         return [value]
 
-    def broadcast_bytes(self, data, root=0, what="broadcast"):
+    def broadcast_bytes(self, data, root=0, what="broadcast") -> bytes:
         return data
 
-    def broadcast_object(self, value, root=0, what="broadcast"):
+    def broadcast_object(self, value, root=0, what="broadcast") -> Any:
         return value
 
     def barrier(self, what="barrier") -> None:
@@ -105,7 +106,7 @@ class MPICommunicator:
         self.timeout_s = float(timeout_s)
         self.context = ""  # e.g. "step 12": named in a deadline's message
 
-    def takes(self, array):
+    def takes(self, array) -> bool:
         """Whether the collectives take `array` as it is: host (NumPy) arrays."""
         return isinstance(array, np.ndarray)
 
@@ -113,24 +114,24 @@ class MPICommunicator:
         """Nothing to wait for: MPI's collectives are complete when they return."""
 
     # ----- the collectives -----------------------------------------------------------------------
-    def allreduce_sum_(self, array, what="allreduce"):
+    def allreduce_sum_(self, array, what="allreduce") -> Any:
         """Sum `array` (contiguous NumPy) over the ranks, in place."""
         self._wait(self.comm.Iallreduce(self.MPI.IN_PLACE, array, op=self.MPI.SUM), what)
         return array
 
-    def allgather(self, array, what="allgather"):
+    def allgather(self, array, what="allgather") -> np.ndarray:
         """(world_size, *array.shape): every rank's `array`, in rank order."""
         array = np.ascontiguousarray(array)
         gathered = np.empty((self.world_size, *array.shape), array.dtype)
         self._wait(self.comm.Iallgather(array, gathered), what)
         return gathered
 
-    def broadcast_(self, array, root=0, what="broadcast"):
+    def broadcast_(self, array, root=0, what="broadcast") -> Any:
         """Rank `root`'s `array` into every rank's `array`, in place."""
         self._wait(self.comm.Ibcast(array, root=root), what)
         return array
 
-    def allgather_object(self, value, what="allgather"):
+    def allgather_object(self, value, what="allgather") -> list[Any]:
         """Every rank's JSON-able `value`, in rank order (sent as JSON, never pickled)."""
         data = np.frombuffer(json.dumps(value).encode("utf-8"), np.uint8)
         sizes = self.allgather(np.array([data.size], np.int64), what)[:, 0]
@@ -140,7 +141,7 @@ class MPICommunicator:
         return [json.loads(bytes(gathered[o:o + s]).decode("utf-8"))
                 for o, s in zip(offsets, sizes)]
 
-    def broadcast_bytes(self, data, root=0, what="broadcast"):
+    def broadcast_bytes(self, data, root=0, what="broadcast") -> bytes:
         """Rank `root`'s `data` (bytes; ignored elsewhere) on every rank."""
         size = np.array([len(data) if self.rank == root else 0], np.int64)
         self.broadcast_(size, root, what)
@@ -149,7 +150,7 @@ class MPICommunicator:
         self.broadcast_(buffer, root, what)
         return buffer.tobytes()
 
-    def broadcast_object(self, value, root=0, what="broadcast"):
+    def broadcast_object(self, value, root=0, what="broadcast") -> Any:
         """Rank `root`'s JSON-able `value` on every rank (as JSON, never pickled)."""
         data = json.dumps(value).encode("utf-8") if self.rank == root else b""
         return json.loads(self.broadcast_bytes(data, root, what).decode("utf-8"))

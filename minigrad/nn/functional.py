@@ -286,8 +286,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                               dropout_p=dropout_p if training else 0.0)
     if return_weights:
         applied = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-        weights = ops.attention_weights(query.backend, query.data, key.data, excluded, applied,
-                                        bias)
+        weights = query.backend.kernels.attention_weights(query.data, key.data, excluded,
+                                                          applied, bias)
         return out, Tensor._make(weights, query.backend)
     return out
 

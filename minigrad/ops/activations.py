@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..tensor import Tensor
 from .registry import InputSpec, op
 
@@ -28,7 +28,7 @@ def _softplus(xp, x) -> Any:
     return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
-class _Activation(Function):
+class _Activation(BuiltinFunction):
     """An activation: float only; `where(mask)` is a constant 0/1 tensor of the input's dtype."""
 
     float_only = True

@@ -1,5 +1,5 @@
 """NumPy broadcasting in forward: the broadcast shape, or an error that names every shape
-(the backward side, `unbroadcast`, is the engine's: minigrad/autograd.py)."""
+(the backward side, `unbroadcast`, is the engine's: minigrad/autograd/backward_pass.py)."""
 
 from ..errors import ShapeError
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .elementwise import Add, Multiply
@@ -52,7 +52,7 @@ def _columns(xp, x, kernel, stride, padding, dilation, out_size) -> Any:
     return columns.reshape(n * oh * ow, c * kh * kw)
 
 
-class _Convolution(Function):
+class _Convolution(BuiltinFunction):
     """The geometry shared by the three ops: stride, padding, dilation (pairs) and groups
     (channels split into `groups` convolutions side by side: one pass each, joined)."""
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..tensor import Tensor
 from .indexing import GetItem
 from .reduce import normalize_axes
@@ -32,7 +32,7 @@ def _reverse_cumsum(grad: Tensor, axis: int) -> Tensor:
 
 @op(reference=lambda x, axis=-1: np.cumsum(x, axis=axis), spec=ALONG, method=True,
     summary="running sums along an axis", pytorch="`torch.cumsum` (`dim` there)")
-class Cumsum(Function):
+class Cumsum(BuiltinFunction):
     name = "cumsum"
 
     def forward(self, x, axis=-1) -> Any:
@@ -48,7 +48,7 @@ class Cumsum(Function):
     summary="running products along an axis",
     pytorch="`torch.cumprod` (`dim` there); the gradient divides by x: NaN where x = 0, "
             "where PyTorch's is finite")
-class Cumprod(Function):
+class Cumprod(BuiltinFunction):
     """Running products; the gradient sum_{j >= i} grad_j · out_j / x_i (x nonzero)."""
 
     name = "cumprod"
@@ -105,7 +105,7 @@ def cummin(x, axis=-1) -> tuple[Tensor, Tensor]:
 
 @op(reference=lambda x, axis=-1: np.logaddexp.accumulate(x, axis=axis), spec=ALONG,
     method=True, summary="log of running sums of exp along an axis, stable")
-class LogCumSumExp(Function):
+class LogCumSumExp(BuiltinFunction):
     """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
     -inf). The gradient, sum over j >= i of grad_j · exp(x_i - out_j), is taken over every pair
     (i, j) of the axis, each exponent <= 0, so it is exact on any range (memory: the axis's

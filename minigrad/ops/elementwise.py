@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function, is_grad_enabled
+from ..autograd import BuiltinFunction
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Operand, Tensor, ensure_tensor, get_default_dtype
 from .broadcasting import broadcast_shape
@@ -21,7 +21,7 @@ BINARY = InputSpec("elementwise")
 POSITIVE: dict[str, Any] = {"low": 0.2, "high": 3.0}  # the domain of log and sqrt
 
 
-class BinaryFunction(Function):
+class BinaryFunction(BuiltinFunction):
     """Broadcasting a op b: a shape mismatch is reported with both shapes."""
 
     def explain_failure(self, a, b) -> None:
@@ -147,7 +147,7 @@ class Minimum(_PairExtremum):
 
 
 @op(reference=np.negative, spec=InputSpec("unary"), summary="-x", operators=("__neg__",))
-class Negative(Function):
+class Negative(BuiltinFunction):
     name = "negative"
 
     def forward(self, x) -> Any:
@@ -158,7 +158,7 @@ class Negative(Function):
 
 
 @op(reference=np.exp, spec=InputSpec("unary"), summary="e ** x", method=True)
-class Exp(Function):
+class Exp(BuiltinFunction):
     name = "exp"
     float_only = True
     needs_output = True
@@ -172,7 +172,7 @@ class Exp(Function):
 
 @op(reference=np.log, spec=InputSpec("unary", **POSITIVE), summary="natural logarithm",
     method=True)
-class Log(Function):
+class Log(BuiltinFunction):
     name = "log"
     float_only = True
 
@@ -185,7 +185,7 @@ class Log(Function):
 
 @op(reference=np.sqrt, spec=InputSpec("unary", **POSITIVE), summary="square root",
     method=True)
-class Sqrt(Function):
+class Sqrt(BuiltinFunction):
     name = "sqrt"
     float_only = True
     needs_output = True
@@ -198,7 +198,7 @@ class Sqrt(Function):
 
 
 @op(reference=np.tanh, spec=InputSpec("unary"), summary="hyperbolic tangent", method=True)
-class Tanh(Function):
+class Tanh(BuiltinFunction):
     name = "tanh"
     float_only = True
     needs_output = True
@@ -229,7 +229,7 @@ class TanhBackward(BinaryFunction):
 
 @op(reference=lambda x: 1 / (1 + np.exp(-x)), spec=InputSpec("unary", low=-4.0, high=4.0),
     summary="1 / (1 + e ** -x), without overflow", method=True)
-class Sigmoid(Function):
+class Sigmoid(BuiltinFunction):
     name = "sigmoid"
     float_only = True
     needs_output = True
@@ -262,21 +262,21 @@ class SigmoidBackward(BinaryFunction):
 
 @op(reference=lambda x: np.maximum(x, 0), spec=InputSpec("unary", kinks=(0.0,)),
     summary="max(x, 0)", method=True)
-class Relu(Function):
+class Relu(BuiltinFunction):
     name = "relu"
 
     def forward(self, x) -> Any:
         return self.backend.kernels.relu(x)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return (self.backend.kernels.relu_backward(grad, self.inputs[0].data),)
+
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        if not is_grad_enabled():  # not recorded: on arrays
-            return (self.constant(self.backend.kernels.relu_backward(grad.data,
-                                                                     self.inputs[0].data)),)
         return (grad * self.constant(self.inputs[0].data > 0),)  # float × bool stays float
 
 
 @op(reference=np.abs, spec=InputSpec("unary", kinks=(0.0,)), summary="|x|", method=True)
-class Abs(Function):
+class Abs(BuiltinFunction):
     name = "abs"
 
     def forward(self, x) -> Any:
@@ -301,7 +301,7 @@ def erf_array(xp, x) -> Any:
 
 @op(reference=erf_reference, spec=InputSpec("unary"), accuracy=1.5e-7, method=True,
     summary="error function (rational approximation, |error| < 1.5e-7)")
-class Erf(Function):
+class Erf(BuiltinFunction):
     """The error function (needed by the exact GELU), accurate to 1.5e-7, with the exact
     derivative 2/sqrt(pi)·exp(-x²)."""
 
@@ -321,7 +321,7 @@ class Erf(Function):
     spec=InputSpec("unary", kinks=(-1.0, 1.0), options={"min": (None, -1.0), "max": (None, 1.0)}),
     summary="x limited to [min, max]",
     pytorch="`torch.clamp`")
-class Clip(Function):
+class Clip(BuiltinFunction):
     """Values limited to [low, high]; the gradient passes where the value was inside."""
 
     name = "clip"
@@ -342,7 +342,7 @@ class Clip(Function):
         return (grad * self.constant(inside.astype(grad.dtype)),)
 
 
-class Where(Function):
+class Where(BuiltinFunction):
     """where(condition, a, b): a where condition is True, else b (condition not differentiable)."""
 
     name = "where"
@@ -361,7 +361,7 @@ class Where(Function):
         return grad * take_a, grad * (1 - take_a)
 
 
-class MaskedFill(Function):
+class MaskedFill(BuiltinFunction):
     """x with `value` where mask is True (docs/conventions.md, Masks: True = masked out)."""
 
     name = "masked_fill"
@@ -385,7 +385,7 @@ class MaskedFill(Function):
         return (grad * keep,)
 
 
-class AsType(Function):
+class AsType(BuiltinFunction):
     """A change of dtype; differentiable between floating dtypes."""
 
     name = "astype"

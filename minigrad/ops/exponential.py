@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..tensor import Tensor
 from .elementwise import POSITIVE, BinaryFunction
 from .registry import InputSpec, op
@@ -17,7 +17,7 @@ from .registry import InputSpec, op
 
 @op(reference=np.log2, spec=InputSpec("unary", **POSITIVE), summary="base-2 logarithm",
     method=True)
-class Log2(Function):
+class Log2(BuiltinFunction):
     name = "log2"
     float_only = True
 
@@ -30,7 +30,7 @@ class Log2(Function):
 
 @op(reference=np.log10, spec=InputSpec("unary", **POSITIVE), summary="base-10 logarithm",
     method=True)
-class Log10(Function):
+class Log10(BuiltinFunction):
     name = "log10"
     float_only = True
 
@@ -43,7 +43,7 @@ class Log10(Function):
 
 @op(reference=np.log1p, spec=InputSpec("unary", low=-0.8, high=3.0),
     summary="log(1 + x), accurate near 0", method=True)
-class Log1p(Function):
+class Log1p(BuiltinFunction):
     name = "log1p"
     float_only = True
 
@@ -56,7 +56,7 @@ class Log1p(Function):
 
 @op(reference=np.expm1, spec=InputSpec("unary"), summary="e ** x - 1, accurate near 0",
     method=True)
-class Expm1(Function):
+class Expm1(BuiltinFunction):
     name = "expm1"
     float_only = True
     needs_output = True
@@ -69,7 +69,7 @@ class Expm1(Function):
 
 
 @op(reference=np.exp2, spec=InputSpec("unary"), summary="2 ** x", method=True)
-class Exp2(Function):
+class Exp2(BuiltinFunction):
     name = "exp2"
     float_only = True
     needs_output = True
@@ -83,7 +83,7 @@ class Exp2(Function):
 
 @op(reference=lambda x: 1 / np.sqrt(x), spec=InputSpec("unary", **POSITIVE),
     summary="1 / sqrt(x)", method=True)
-class Rsqrt(Function):
+class Rsqrt(BuiltinFunction):
     name = "rsqrt"
     float_only = True
     needs_output = True

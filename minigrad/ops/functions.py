@@ -4,11 +4,6 @@ Generated from the op declarations by scripts/make_ops_doc.py; do not edit.
 An op declared on a function (`where`, `matmul`, ...) is that function, imported here; one
 declared on its Function class is written out below, with the class's docstring."""
 
-import sys
-
-from .. import (
-    tensor_methods,
-)
 from ..creation import (
     tril,
     triu,
@@ -688,6 +683,3 @@ def acosh(x: Tensor) -> Tensor:
 def atanh(x: Tensor) -> Tensor:
     """inverse hyperbolic tangent"""
     return Atanh.apply(x)
-
-
-tensor_methods.bind(sys.modules[__name__])  # Tensor's methods call these

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .elementwise import Add, Divide, Multiply, Where, mask_array
@@ -70,7 +70,7 @@ def gather(x, axis, index) -> Tensor:
     return GetItem.apply(x, index=_along(x, axis, array))
 
 
-class Scatter(Function):
+class Scatter(BuiltinFunction):
     """x with `src` written at `index` along an axis; each position written at most once."""
 
     name = "scatter"

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .references import index_add_reference, topk_reference
@@ -66,7 +66,7 @@ def _has_integer_array(index):
     return any(hasattr(part, "dtype") and part.dtype.kind in "iu" for part in index)
 
 
-class GetItem(Function):
+class GetItem(BuiltinFunction):
     name = "getitem"
 
     def forward(self, x, index=None) -> Any:
@@ -80,7 +80,7 @@ class GetItem(Function):
         return (IndexAdd.apply(grad, index=self.index, shape=self.inputs[0].shape),)
 
 
-class IndexAdd(Function):
+class IndexAdd(BuiltinFunction):
     """zeros(shape) with `values` added at `index`; repeated indices accumulate, summed in an
     order fixed by the indices (the backend's deterministic scatter-add, never atomics)."""
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..errors import ShapeError
 from ..tensor import Tensor, ensure_tensor
 from .broadcasting import broadcast_shape
@@ -14,7 +14,7 @@ from .registry import InputSpec, op
 from .shape import Reshape
 
 
-class MatMul(Function):
+class MatMul(BuiltinFunction):
     """The product of two tensors of at least 2 dimensions (batch axes broadcast)."""
 
     name = "matmul"
@@ -57,7 +57,7 @@ def matmul(a, b) -> Tensor:
     return out.reshape(out.shape[:-2] + rows + columns)
 
 
-class Einsum(Function):
+class Einsum(BuiltinFunction):
     """NumPy's einsum of the operands; each gradient is an einsum of the incoming gradient
     with the other operands (a letter only this operand sums over is broadcast back)."""
 

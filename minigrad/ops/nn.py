@@ -1,15 +1,15 @@
 """Fused neural-network ops, numerically stable, each written as its math: one forward that
 calls the backend's kernels (`backend/kernels.py`: how the arrays are computed on a CPU, a
-GPU, fused or not), and one closed-form backward, on arrays (the kernels again) when it is not
-recorded, in minigrad ops when it is, so that it can be differentiated again."""
+GPU, fused or not), `backward_arrays` (the kernels again: the engine's choice when the
+backward pass is not recorded) and one closed-form `backward` in minigrad ops, differentiable
+again, reading forward's values from `recompute`."""
 
 import math
-from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ..autograd import Function, is_grad_enabled
+from ..autograd import BuiltinFunction
 from ..backend.kernels import rows_of
 from ..errors import ShapeError
 from ..tensor import Tensor
@@ -24,7 +24,7 @@ from .references import (
 from .registry import InputSpec, op
 
 
-class Softmax(Function):
+class Softmax(BuiltinFunction):
     """softmax(x, axis, mask): probabilities along `axis`; mask True = excluded (probability 0)."""
 
     name = "softmax"
@@ -54,7 +54,7 @@ def xp_broadcast_shape(xp, x, mask) -> tuple[int, ...] | None:
         return None
 
 
-class LogSoftmax(Function):
+class LogSoftmax(BuiltinFunction):
     name = "log_softmax"
     float_only = True
     needs_output = True
@@ -71,7 +71,7 @@ class LogSoftmax(Function):
         return (grad - probabilities * grad.sum(axis=self.axis, keepdims=True),)
 
 
-class LayerNorm(Function):
+class LayerNorm(BuiltinFunction):
     """(x - mean) / sqrt(var + eps) over the last `n_axes` axes, then * weight + bias.
 
     Two-pass variance (mean first), eps inside the square root, as PyTorch."""
@@ -89,14 +89,14 @@ class LayerNorm(Function):
         return self.backend.kernels.affine(self.normalized, affine[0] if has_weight else None,
                                            affine[-1] if has_bias else None)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        weight = self.inputs[1].data if self.has_weight else None
+        grad_input, grad_weight, grad_bias = self.backend.kernels.layer_norm_backward(
+            grad, weight, self.normalized, self.rstd, len(self.axes))
+        return (grad_input,) + (grad_weight,) * self.has_weight + (grad_bias,) * self.has_bias
+
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        if not is_grad_enabled():  # not recorded: on arrays
-            weight = self.inputs[1].data if self.has_weight else None
-            grad_input, grad_weight, grad_bias = self.backend.kernels.layer_norm_backward(
-                grad.data, weight, self.normalized, self.rstd, len(self.axes))
-            grads = [grad_input] + [grad_weight] * self.has_weight + [grad_bias] * self.has_bias
-            return tuple(self.constant(g) for g in grads)
-        normalized, rstd = self.saved((self.normalized, self.rstd), self._recompute)
+        normalized, rstd = self.recompute()
         grad_normalized = grad * self.inputs[1] if self.has_weight else grad
         grads = [LayerNormInputGradient.apply(grad_normalized, normalized, rstd,
                                               n_axes=len(self.axes))]
@@ -106,10 +106,8 @@ class LayerNorm(Function):
             grads.append(grad)
         return tuple(grads)
 
-    def _recompute(self):
-        """forward's normalized input and rstd again, in Tensor ops: what a recorded backward
-        differentiates (forward's own arrays, made by kernels, are not recorded; see
-        `Function.saved`)."""
+    def recompute(self) -> tuple[Tensor, Tensor]:
+        """forward's normalized input and rstd, in Tensor ops."""
         x = self.inputs[0]
         centered = x - x.mean(axis=self.axes, keepdims=True)
         rstd = 1 / ((centered * centered).mean(axis=self.axes, keepdims=True) + self.eps).sqrt()
@@ -119,7 +117,7 @@ class LayerNorm(Function):
 @op(reference=layer_norm_input_gradient_reference, namespace=None, internal=True,
     spec=InputSpec("layer_norm_input_gradient", low=0.5, high=2.0),
     summary="rstd · (g - mean(g) - normalized · mean(g · normalized)): layer_norm's backward")
-class LayerNormInputGradient(Function):
+class LayerNormInputGradient(BuiltinFunction):
     """rstd · (g - mean(g) - normalized · mean(g · normalized)), means over the normalized
     axes: LayerNorm's gradient for its input from g = grad · weight, as one op (six passes over
     the rows where the Tensor ops took eleven). Differentiable again."""
@@ -167,7 +165,7 @@ def gelu_reference(x, approximate="none") -> np.ndarray:
     return 0.5 * x * (1 + erf_reference(x / math.sqrt(2)))
 
 
-class Gelu(Function):
+class Gelu(BuiltinFunction):
     """GELU: x·Φ(x) exactly ('none'), or with the tanh approximation ('tanh')."""
 
     name = "gelu"
@@ -193,24 +191,24 @@ class Gelu(Function):
         return (grad * slope,)
 
 
-class Dropout(Function):
+class Dropout(BuiltinFunction):
     """Zero each element with probability p, scale the rest by 1/(1-p) (inverted dropout)."""
 
     name = "dropout"
     float_only = True
 
     def forward(self, x, p=0.5) -> Any:
-        out, self.draws = self.backend.kernels.dropout(x, p)
+        out, self.state = self.backend.kernels.dropout(x, p)
         return out
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return (self.backend.kernels.dropout_backward(grad, self.state),)
+
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        kernels = self.backend.kernels
-        if not is_grad_enabled():  # not recorded: on arrays
-            return (self.constant(kernels.dropout_again(grad.data, self.draws)),)
-        return (grad * self.constant(kernels.kept(self.draws)),)
+        return (grad * self.constant(self.backend.kernels.dropout_mask(self.state)),)
 
 
-class Embedding(Function):
+class Embedding(BuiltinFunction):
     """Rows of `weight` picked by integer ids; the padding row gets no gradient."""
 
     name = "embedding"
@@ -227,7 +225,7 @@ class Embedding(Function):
         return (IndexAdd.apply(grad, index=(self.ids,), shape=self.inputs[0].shape),)
 
 
-class Linear(Function):
+class Linear(BuiltinFunction):
     """x @ weight.T + bias with weight (out, in) as PyTorch; x's leading axes are flattened so
     the product is one large matrix multiplication."""
 
@@ -255,7 +253,7 @@ class Linear(Function):
         return tuple(grads)
 
 
-class CrossEntropy(Function):
+class CrossEntropy(BuiltinFunction):
     """Cross-entropy from logits (..., C) and int targets (...), label smoothing as PyTorch;
     mean over non-ignored targets, 0 (with zero gradient) when every target is ignored."""
 
@@ -296,21 +294,33 @@ class CrossEntropy(Function):
             total = total / self.count
         return xp.asarray(total, dtype=logits.dtype)
 
-    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        xp, logits = self.xp, self.inputs[0]
-        probabilities = self.saved(self.probabilities, lambda: Softmax.apply(logits, axis=-1))
-        weight = xp.ones(logits.shape[:-1], dtype=logits.dtype) if self.valid is None \
+    def _row_weight(self) -> Any:
+        """d loss / d row's loss, per row (...): 1 or 0 (ignored), / count for the mean."""
+        logits = self.inputs[0]
+        weight = self.xp.ones(logits.shape[:-1], dtype=logits.dtype) if self.valid is None \
             else self.valid.astype(logits.dtype)
-        if self.reduction == "mean":
-            weight = weight / self.count
+        return weight / self.count if self.reduction == "mean" else weight
+
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
         if self.reduction == "none":
             grad = grad.reshape(grad.shape + (1,))
-        scale = grad * self.constant(weight[..., None])  # (..., 1): d loss / d row
-        return (CrossEntropyBackward.apply(probabilities, scale, target=self.target,
+        scale = grad * self._row_weight()[..., None]  # (..., 1): d loss / d row
+        return (self.backend.kernels.cross_entropy_backward(
+            self.probabilities, scale, self.target[..., None], self.smoothing),)
+
+    def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        if self.reduction == "none":
+            grad = grad.reshape(grad.shape + (1,))
+        scale = grad * self.constant(self._row_weight()[..., None])  # (..., 1)
+        return (CrossEntropyBackward.apply(self.recompute(), scale, target=self.target,
                                            smoothing=self.smoothing),)
 
+    def recompute(self) -> Tensor:
+        """forward's probabilities, in Tensor ops."""
+        return Softmax.apply(self.inputs[0], axis=-1)
 
-class CrossEntropyBackward(Function):
+
+class CrossEntropyBackward(BuiltinFunction):
     """(probabilities - target distribution) · scale, the gradient of cross-entropy for its
     logits, without building the dense target distribution: the smoothing is a scalar and the
     target's (1 - ε) is subtracted at one entry per row. Differentiable again (its backward
@@ -321,11 +331,8 @@ class CrossEntropyBackward(Function):
 
     def forward(self, probabilities, scale, target=None, smoothing=0.0) -> Any:
         self.target, self.smoothing = target[..., None], smoothing
-        out = self.xp.empty_like(probabilities)
-        rows = [rows_of(array)  # (N, C), (N, 1), (N, 1), (N, C)
-                for array in (probabilities, scale, self.target, out)]
-        self.backend.run_blockwise([(partial(_smoothed_difference, self.xp, smoothing), rows)])
-        return out
+        return self.backend.kernels.cross_entropy_backward(probabilities, scale, self.target,
+                                                           smoothing)
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         xp = self.xp
@@ -349,29 +356,7 @@ def cross_entropy_backward(probabilities, scale, target, smoothing=0.0) -> Tenso
                                       smoothing=smoothing)
 
 
-def _smoothed_difference(xp, smoothing, probabilities, scale, target, out):
-    """out = (probabilities - target distribution) · scale for a block of rows."""
-    xp.multiply(probabilities, scale, out=out)
-    if smoothing:
-        out -= scale * out.dtype.type(smoothing / probabilities.shape[-1])
-    at_target = xp.take_along_axis(out, target, axis=-1)
-    at_target -= scale * out.dtype.type(1 - smoothing)
-    xp.put_along_axis(out, target, at_target, axis=-1)
-
-
-def attention_weights(backend, q, k, mask, scale, bias=None) -> Any:
-    """softmax(q kᵀ · scale + bias) on arrays, `mask` True where excluded: (..., Lq, d),
-    (..., Lk, d) -> (..., Lq, Lk)."""
-    scores = backend.matmul(q, backend.xp.swapaxes(k, -1, -2))
-    scale = scores.dtype.type(scale)
-    if bias is not None:
-        scores *= scale
-        scores += bias
-        scale = scores.dtype.type(1)
-    return backend.kernels.attention_weights(scores, mask, scale)
-
-
-class ScaledDotProductAttention(Function):
+class ScaledDotProductAttention(BuiltinFunction):
     """softmax(q kᵀ · scale + bias, masked) · v in one op (paper §3.2.1; scale 1/sqrt(d_k)
     unless given), with optional dropout on the attention weights. q (..., Lq, d),
     k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv); `mask` (True = excluded) and the additive
@@ -381,35 +366,16 @@ class ScaledDotProductAttention(Function):
     float_only = True
 
     def forward(self, q, k, v, mask=None, bias=None, scale=None, dropout_p=0.0) -> Any:
-        # q, k, v are often strided views (heads split from (B, L, H, d)): copied once (on a
-        # GPU) into the layouts in which every product of forward and backward takes them as
-        # they are (`Backend.matmul`): q with its last two axes swapped (its products are
-        # computed as their transposes: k qᵀ, qᵀ dS), k and v as they are
-        batched = self.backend.batched_operand
-        q, k, v = self.operands = batched(q, transposed=True), batched(k), batched(v)
         self.scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
         self.mask, self.bias = mask, bias
-        self.weights = attention_weights(self.backend, q, k, mask, self.scale, bias)
-        self.keep = None
-        attended = self.weights
-        if dropout_p > 0:
-            self.keep = self.backend.kernels.dropout_keep(attended.shape, attended.dtype,
-                                                          dropout_p)
-            attended = attended * self.keep
-        return self.backend.matmul(attended, v)
-
-    def _scores(self, q, k) -> Tensor:
-        """q kᵀ · scale + bias, recorded."""
-        scores = (q @ k.mT) * self.scale
-        return scores if self.bias is None else scores + self.constant(self.bias)
+        out, self.state = self.backend.kernels.attention(q, k, v, mask, bias, self.scale,
+                                                         dropout_p)
+        return out
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        if not is_grad_enabled():  # not recorded: on arrays
-            return self._backward_on_arrays(grad.data)
-        q, k, v = self.saved(self.operands, lambda: tuple(self.inputs))
-        weights = self.saved(self.weights, lambda: Softmax.apply(
-            self._scores(q, k), axis=-1, mask=self.mask))
-        keep = None if self.keep is None else self.constant(self.keep)
+        q, k, v = self.inputs
+        weights = self.recompute()
+        keep = None if self.state.keep is None else self.constant(self.state.keep)
         attended = weights if keep is None else weights * keep
         grad_v = attended.mT @ grad
         grad_attended = grad @ v.mT
@@ -419,16 +385,13 @@ class ScaledDotProductAttention(Function):
         grad_scores = grad_scores * self.scale
         return grad_scores @ k, grad_scores.mT @ q, grad_v
 
-    def _backward_on_arrays(self, grad):
-        swap, matmul = partial(self.xp.swapaxes, axis1=-1, axis2=-2), self.backend.matmul
-        q, k, v = self.operands
-        # often strided (the heads' merge): copied once, its axes swapped (its products are
-        # computed as their transposes: dOᵀ P, v dOᵀ)
-        grad = self.backend.batched_operand(grad, transposed=True)
-        attended = self.weights if self.keep is None else self.weights * self.keep
-        grad_v = matmul(swap(attended), grad)
-        grad_attended = matmul(grad, swap(v))
-        grad_scores = self.backend.kernels.softmax_backward(self.weights, grad_attended,
-                                                            self.keep, q.dtype.type(self.scale))
-        return tuple(self.constant(g) for g in (matmul(grad_scores, k),
-                                                matmul(swap(grad_scores), q), grad_v))
+    def recompute(self) -> Tensor:
+        """forward's attention weights, in Tensor ops."""
+        q, k, _ = self.inputs
+        scores = (q @ k.mT) * self.scale
+        if self.bias is not None:
+            scores = scores + self.constant(self.bias)
+        return Softmax.apply(scores, axis=-1, mask=self.mask)
+
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return self.backend.kernels.attention_backward(grad, self.state)

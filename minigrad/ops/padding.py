@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .indexing import GetItem
@@ -19,7 +19,7 @@ MODES: dict[str, Any] = {"constant": "constant", "reflect": "reflect", "replicat
                          "circular": "wrap"}
 
 
-class Pad(Function):
+class Pad(BuiltinFunction):
     """x with `value` around it: widths ((before, after) per axis)."""
 
     name = "pad"

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .elementwise import Where
@@ -36,7 +36,7 @@ def normalize_axes(name, axis, ndim) -> tuple[int, ...]:
     return tuple(sorted(normalized)) if ndim else ()
 
 
-class Reduction(Function):
+class Reduction(BuiltinFunction):
     """Shared bookkeeping: the reduced axes, and how to stretch a gradient back over them."""
 
     reduce: Callable[..., Any]  # (x, axes, keepdims) -> the reduced array: each op's own

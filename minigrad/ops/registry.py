@@ -139,13 +139,14 @@ class Op:
 
     @property
     def call(self) -> Callable:
-        """The op's public function: the declared one, or for an op declared on a class inside
-        minigrad its function in `minigrad/ops/functions.py` (generated)."""
-        if self.function is not None:
-            return self.function
-        from . import functions
-
-        return getattr(functions, self.name)
+        """The op's public function: the declared one, or for a user's op declared on its
+        class the one `op` made (a built-in op declared on its class has its function in the
+        generated `minigrad/ops/functions.py`: `minigrad.testing.public_function`)."""
+        if self.function is None:
+            raise OpDefinitionError(
+                f"op {self.name!r}: a built-in op declared on its class; its function is "
+                f"minigrad.ops.functions.{self.name} (minigrad.testing.public_function(op))")
+        return self.function
 
     @property
     def float_only(self) -> bool:

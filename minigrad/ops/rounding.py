@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..tensor import Operand, Tensor
 from .elementwise import BinaryFunction, Divide
 from .registry import InputSpec, op
@@ -32,7 +32,7 @@ def _integers_kept(rounding):
     return reference
 
 
-class _Step(Function):
+class _Step(BuiltinFunction):
     """A piecewise-constant op: its gradient is 0 (PyTorch's, where the derivative exists)."""
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..backend import get_backend
 from ..errors import ShapeError
 from ..tensor import Tensor
@@ -15,7 +15,7 @@ from .reduce import normalize_axes
 from .registry import InputSpec, op
 
 
-class Reshape(Function):
+class Reshape(BuiltinFunction):
     name = "reshape"
 
     def forward(self, x, shape=None) -> Any:
@@ -29,7 +29,7 @@ class Reshape(Function):
         return (grad.reshape(self.inputs[0].shape),)
 
 
-class Transpose(Function):
+class Transpose(BuiltinFunction):
     """A permutation of the axes (NumPy's transpose: no axes = reverse them)."""
 
     name = "transpose"
@@ -51,7 +51,7 @@ class Transpose(Function):
         return (grad.transpose(tuple(inverse)),)
 
 
-class BroadcastTo(Function):
+class BroadcastTo(BuiltinFunction):
     name = "broadcast_to"
 
     def forward(self, x, shape=None) -> Any:
@@ -68,7 +68,7 @@ class BroadcastTo(Function):
 @op(reference=lambda x, axis=None: np.flip(x, axis), spec=InputSpec("axes"), method=True,
     summary="the order of elements reversed along axes (all: None)",
     pytorch="`torch.flip` (`dims` required there)")
-class Flip(Function):
+class Flip(BuiltinFunction):
     name = "flip"
 
     def forward(self, x, axis=None) -> Any:
@@ -79,7 +79,7 @@ class Flip(Function):
         return (Flip.apply(grad, axis=self.axes),)
 
 
-class Concatenate(Function):
+class Concatenate(BuiltinFunction):
     name = "concatenate"
 
     def forward(self, *arrays, axis=0) -> Any:
@@ -107,7 +107,7 @@ class Concatenate(Function):
 @op(reference=lambda x, device: x, spec=InputSpec("unary", options={"device": ("cpu",)}),
     namespace=None, method=True, summary="a copy on another device",
     pytorch="`Tensor.to(device)`")
-class ToDevice(Function):
+class ToDevice(BuiltinFunction):
     """A copy to another device: the one op whose output lives elsewhere than its input."""
 
     name = "to_device"

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import BuiltinFunction
 from ..tensor import Tensor
 from .registry import InputSpec, op
 
 
 @op(reference=np.sin, spec=InputSpec("unary"), method=True,
     summary="sine")
-class Sin(Function):
+class Sin(BuiltinFunction):
     name = "sin"
     float_only = True
 
@@ -29,7 +29,7 @@ class Sin(Function):
 
 @op(reference=np.cos, spec=InputSpec("unary"), method=True,
     summary="cosine")
-class Cos(Function):
+class Cos(BuiltinFunction):
     name = "cos"
     float_only = True
 
@@ -43,7 +43,7 @@ class Cos(Function):
 
 @op(reference=np.tan, spec=InputSpec("unary", low=-1.2, high=1.2), method=True,
     summary="tangent")
-class Tan(Function):
+class Tan(BuiltinFunction):
     name = "tan"
     float_only = True
     needs_output = True
@@ -58,7 +58,7 @@ class Tan(Function):
 
 @op(reference=np.arcsin, spec=InputSpec("unary", low=-0.9, high=0.9), method=True,
     summary="inverse sine")
-class Asin(Function):
+class Asin(BuiltinFunction):
     name = "asin"
     float_only = True
 
@@ -72,7 +72,7 @@ class Asin(Function):
 
 @op(reference=np.arccos, spec=InputSpec("unary", low=-0.9, high=0.9), method=True,
     summary="inverse cosine")
-class Acos(Function):
+class Acos(BuiltinFunction):
     name = "acos"
     float_only = True
 
@@ -86,7 +86,7 @@ class Acos(Function):
 
 @op(reference=np.arctan, spec=InputSpec("unary"), method=True,
     summary="inverse tangent")
-class Atan(Function):
+class Atan(BuiltinFunction):
     name = "atan"
     float_only = True
 
@@ -100,7 +100,7 @@ class Atan(Function):
 
 @op(reference=np.sinh, spec=InputSpec("unary"), method=True,
     summary="hyperbolic sine")
-class Sinh(Function):
+class Sinh(BuiltinFunction):
     name = "sinh"
     float_only = True
 
@@ -114,7 +114,7 @@ class Sinh(Function):
 
 @op(reference=np.cosh, spec=InputSpec("unary"), method=True,
     summary="hyperbolic cosine")
-class Cosh(Function):
+class Cosh(BuiltinFunction):
     name = "cosh"
     float_only = True
 
@@ -128,7 +128,7 @@ class Cosh(Function):
 
 @op(reference=np.arcsinh, spec=InputSpec("unary"), method=True,
     summary="inverse hyperbolic sine")
-class Asinh(Function):
+class Asinh(BuiltinFunction):
     name = "asinh"
     float_only = True
 
@@ -142,7 +142,7 @@ class Asinh(Function):
 
 @op(reference=np.arccosh, spec=InputSpec("unary", low=1.2, high=3.0), method=True,
     summary="inverse hyperbolic cosine")
-class Acosh(Function):
+class Acosh(BuiltinFunction):
     name = "acosh"
     float_only = True
 
@@ -156,7 +156,7 @@ class Acosh(Function):
 
 @op(reference=np.arctanh, spec=InputSpec("unary", low=-0.9, high=0.9), method=True,
     summary="inverse hyperbolic tangent")
-class Atanh(Function):
+class Atanh(BuiltinFunction):
     name = "atanh"
     float_only = True
 

@@ -14,6 +14,7 @@ faster there (each block fits in cache, `backend/blockwise.py`).
 """
 
 import weakref
+from typing import Any
 
 from ..tensor import Tensor
 
@@ -50,7 +51,7 @@ class FlatGroup:
         self._state_arrays = [(state, name, state[name]) for state in states
                               for name in buffer_names]
 
-    def holds(self, params, states):
+    def holds(self, params, states) -> bool:
         """Whether these are still the parameters and states whose arrays are its views."""
         return (len(params) == len(self.params)
                 and all(p is mine and p.data is view
@@ -76,7 +77,7 @@ class FlatGroup:
                 xp.copyto(array, old, where=skip)
 
 
-def flat_parameters(params):
+def flat_parameters(params) -> list[tuple[Any, list[Tensor]]]:
     """[(flat array, its parameters)] for the FlatGroups whose parameters, all among
     `params`, are still views of their flat array; in the order of `params`."""
     position = {id(param): i for i, param in enumerate(params)}
@@ -86,7 +87,7 @@ def flat_parameters(params):
     return sorted(runs, key=lambda run: position[id(run[1][0])])
 
 
-def flat_group(cached, params, states, buffer_names):
+def flat_group(cached, params, states, buffer_names) -> FlatGroup | None:
     """A FlatGroup for these parameters: `cached` when it still holds them, else a new one;
     None where the group cannot be flat (not all on one GPU with one dtype and one step)."""
     first = params[0]

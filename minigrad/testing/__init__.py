@@ -10,7 +10,7 @@ Importing this package imports no test library; `check_op` imports hypothesis wh
 
 
 def check_op(target, spec=None, reference=None, *, devices=("cpu",), max_examples=30,
-             **fields):
+             **fields) -> None:
     """Check an op on inputs hypothesis draws from its spec, as minigrad checks its own: values
     against the NumPy reference (float64), gradients and gradients of gradients against finite
     differences (float64) over drawn broadcasting shapes, float32 kept, integer inputs refused

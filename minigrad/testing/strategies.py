@@ -1,10 +1,11 @@
 """Hypothesis strategies made from the ops' declarative input specs (imports hypothesis: a
 test dependency, the `test` extra; `import minigrad` never imports this module).
 
-`cases(op)` draws one call of `op.call`: a `Case` of positional and keyword arguments. A shape
-rule (one function per key of `registry.SHAPE_RULES`) draws the shapes, axes, indices and
-integer arguments, leaving a `Slot` where a tensor goes; the slots are then filled together
-with values in the spec's range, a margin away from its kinks (pairwise apart when the spec
+`cases(op)` draws one call of the op's function (`op_checks.public_function`): a `Case` of
+positional and keyword arguments. A shape rule (one function per key of
+`registry.SHAPE_RULES`) draws the shapes, axes, indices and integer arguments, leaving a
+`Slot` where a tensor goes; the slots are then filled together with values in the spec's
+range, a margin away from its kinks (pairwise apart when the spec
 asks for distinct values). Arrays are NumPy float64 / bool / int64; the checks
 (`op_checks.py`) turn them into tensors of the dtype and device they check.
 
@@ -15,6 +16,7 @@ tensor goes: inside minigrad, added to RULES here and described in
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
@@ -25,6 +27,7 @@ MAX_SIDE = 4  # every axis has 1-4 elements ...
 MAX_ELEMENTS = 32  # ... and a tensor at most 32: finite differences stay fast
 MARGIN = 0.1  # distance kept from an op's kinks
 INT_RANGE = 20  # integer tensors hold values in [-INT_RANGE, INT_RANGE]
+Drawn = tuple[tuple, dict[str, Any]]  # what a shape rule draws: (args, kwargs), Slots in them
 
 
 @dataclass(frozen=True)
@@ -37,12 +40,13 @@ class Slot:
 
 @dataclass
 class Case:
-    """One call: `op.call(*args, **kwargs)`; arrays may sit inside tuples, lists and dicts."""
+    """One call of the op's function, `(*args, **kwargs)`; arrays may sit inside tuples,
+    lists and dicts."""
 
     args: tuple
     kwargs: dict
 
-    def arrays(self):
+    def arrays(self) -> list[Any]:
         """Every array (or Slot) of the call, in the order `map_arrays` visits them."""
         found: list = []
 
@@ -53,7 +57,7 @@ class Case:
         self.map_arrays(visit)
         return found
 
-    def map_arrays(self, fn):
+    def map_arrays(self, fn) -> tuple[Any, Any]:
         """(args, kwargs) with every array (or Slot) `a` replaced by `fn(a)`."""
         return _map(self.args, fn), _map(self.kwargs, fn)
 
@@ -73,7 +77,7 @@ def _map(value, fn):
 # ----- shapes and axes -----------------------------------------------------------------------
 
 @st.composite
-def shapes(draw, min_ndim=0, max_ndim=4, max_elements=MAX_ELEMENTS):
+def shapes(draw, min_ndim=0, max_ndim=4, max_elements=MAX_ELEMENTS) -> tuple[int, ...]:
     """0-4 axes of 1-4 elements, at most `max_elements` in all."""
     ndim = draw(st.integers(min_ndim, max_ndim))
     shape, budget = [], max_elements
@@ -85,25 +89,26 @@ def shapes(draw, min_ndim=0, max_ndim=4, max_elements=MAX_ELEMENTS):
 
 
 @st.composite
-def broadcastable_to(draw, shape):
+def broadcastable_to(draw, shape) -> tuple[int, ...]:
     """A shape that broadcasts to `shape`: some leading axes dropped, some axes set to 1."""
     kept = shape[draw(st.integers(0, len(shape))):]
     return tuple(1 if draw(st.booleans()) else n for n in kept)
 
 
 @st.composite
-def broadcasting_shapes(draw, count, max_ndim=4, max_elements=MAX_ELEMENTS):
+def broadcasting_shapes(draw, count, max_ndim=4,
+                        max_elements=MAX_ELEMENTS) -> list[tuple[int, ...]]:
     base = draw(shapes(max_ndim=max_ndim, max_elements=max_elements))
     return [draw(broadcastable_to(base)) for _ in range(count)]
 
 
-def axis(ndim):
+def axis(ndim) -> st.SearchStrategy[int]:
     """One axis of `ndim` dimensions, negative or not."""
     return st.integers(-ndim, ndim - 1)
 
 
 @st.composite
-def axes(draw, ndim):
+def axes(draw, ndim) -> int | tuple[int, ...] | None:
     """None, one axis, or a tuple of distinct axes (each maybe negative)."""
     if ndim == 0:
         return draw(st.sampled_from([None, ()]))
@@ -123,60 +128,60 @@ def _optional(strategy):
 # ----- one strategy per shape rule: (args, kwargs) with Slots where tensors go ----------------
 
 @st.composite
-def unary(draw, spec):
+def unary(draw, spec) -> Drawn:
     return (Slot(draw(shapes(min_ndim=spec.min_ndim)), spec.dtype),), {}
 
 
 @st.composite
-def elementwise(draw, spec):
+def elementwise(draw, spec) -> Drawn:
     return tuple(Slot(s, spec.dtype) for s in draw(broadcasting_shapes(2))), {}
 
 
 @st.composite
-def shift(draw, spec):
+def shift(draw, spec) -> Drawn:
     values, amounts = draw(broadcasting_shapes(2))
     return (Slot(values, "int"), _ints(draw, amounts, 0, 7)), {}
 
 
 @st.composite
-def ternary(draw, spec):
+def ternary(draw, spec) -> Drawn:
     return tuple(Slot(s, spec.dtype) for s in draw(broadcasting_shapes(3))), {}
 
 
 @st.composite
-def where(draw, spec):
+def where(draw, spec) -> Drawn:
     condition, a, b = draw(broadcasting_shapes(3))
     return (Slot(condition, "bool"), Slot(a), Slot(b)), {}
 
 
 @st.composite
-def masked_fill(draw, spec):
+def masked_fill(draw, spec) -> Drawn:
     shape = draw(shapes())
     return (Slot(shape), Slot(draw(broadcastable_to(shape)), "bool")), {}
 
 
 @st.composite
-def reduce(draw, spec):
+def reduce(draw, spec) -> Drawn:
     shape = draw(shapes())
     return (Slot(shape, spec.dtype),), {"axis": draw(axes(len(shape))),
                                         "keepdims": draw(st.booleans())}
 
 
 @st.composite
-def axes_rule(draw, spec):
+def axes_rule(draw, spec) -> Drawn:
     shape = draw(shapes())
     return (Slot(shape, spec.dtype),), {"axis": draw(axes(len(shape)))}
 
 
 @st.composite
-def arg_reduce(draw, spec):
+def arg_reduce(draw, spec) -> Drawn:
     shape = draw(shapes())
     chosen = draw(_optional(axis(len(shape)))) if shape else None
     return (Slot(shape),), {"axis": chosen, "keepdims": draw(st.booleans())}
 
 
 @st.composite
-def softmax_like(draw, spec):
+def softmax_like(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     kwargs = {"axis": draw(axis(len(shape)))}
     if spec.mask:
@@ -185,7 +190,7 @@ def softmax_like(draw, spec):
 
 
 @st.composite
-def matmul(draw, spec):
+def matmul(draw, spec) -> Drawn:
     batch_a, batch_b = draw(broadcasting_shapes(2, max_ndim=2, max_elements=4))
     m, n, p = (draw(st.integers(1, MAX_SIDE)) for _ in range(3))
     a = (n,) if draw(st.booleans()) else batch_a + (m, n)
@@ -198,7 +203,7 @@ def _divisors(n):
 
 
 @st.composite
-def reshape(draw, spec):
+def reshape(draw, spec) -> Drawn:
     shape = draw(shapes())
     remaining, target = math.prod(shape), []
     for _ in range(draw(st.integers(0, 3))):
@@ -212,7 +217,7 @@ def reshape(draw, spec):
 
 
 @st.composite
-def transpose(draw, spec):
+def transpose(draw, spec) -> Drawn:
     shape = draw(shapes())
     ndim = len(shape)
     permutation = draw(st.permutations(range(ndim)))
@@ -221,19 +226,19 @@ def transpose(draw, spec):
 
 
 @st.composite
-def swapaxes(draw, spec):
+def swapaxes(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     return (Slot(shape), draw(axis(len(shape))), draw(axis(len(shape)))), {}
 
 
 @st.composite
-def expand_dims(draw, spec):
+def expand_dims(draw, spec) -> Drawn:
     shape = draw(shapes(max_ndim=3))
     return (Slot(shape), draw(axis(len(shape) + 1))), {}
 
 
 @st.composite
-def squeeze(draw, spec):
+def squeeze(draw, spec) -> Drawn:
     shape = list(draw(shapes(min_ndim=1)))
     ones = draw(st.lists(st.integers(0, len(shape) - 1), unique=True, min_size=1))
     for a in ones:
@@ -243,13 +248,13 @@ def squeeze(draw, spec):
 
 
 @st.composite
-def broadcast_to(draw, spec):
+def broadcast_to(draw, spec) -> Drawn:
     target = draw(shapes())
     return (Slot(draw(broadcastable_to(target))), target), {}
 
 
 @st.composite
-def flatten(draw, spec):
+def flatten(draw, spec) -> Drawn:
     shape = draw(shapes())
     if not shape:
         return (Slot(shape),), {}
@@ -260,7 +265,7 @@ def flatten(draw, spec):
 
 
 @st.composite
-def unflatten(draw, spec):
+def unflatten(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     chosen = draw(axis(len(shape)))
     length, sizes = shape[chosen], list[int]()
@@ -275,14 +280,14 @@ def unflatten(draw, spec):
 
 
 @st.composite
-def repeat(draw, spec):
+def repeat(draw, spec) -> Drawn:
     shape = draw(shapes(max_ndim=3, max_elements=8))
     counts = draw(st.lists(st.integers(0, 3), min_size=len(shape), max_size=len(shape) + 1))
     return (Slot(shape), tuple(counts)), {}
 
 
 @st.composite
-def repeat_interleave(draw, spec):
+def repeat_interleave(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1, max_elements=12))
     chosen = draw(_optional(axis(len(shape))))
     length = math.prod(shape) if chosen is None else shape[chosen]
@@ -292,7 +297,7 @@ def repeat_interleave(draw, spec):
 
 
 @st.composite
-def roll(draw, spec):
+def roll(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     if draw(st.booleans()):
         return (Slot(shape), draw(st.integers(-5, 5))), {"axis": None}
@@ -305,14 +310,14 @@ def roll(draw, spec):
 
 
 @st.composite
-def meshgrid(draw, spec):
+def meshgrid(draw, spec) -> Drawn:
     count = draw(st.integers(1, 3))
     pieces = [Slot((draw(st.integers(1, 3)),)) for _ in range(count)]
     return (pieces,), {"indexing": draw(st.sampled_from(["ij", "xy"]))}
 
 
 @st.composite
-def unfold(draw, spec):
+def unfold(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     chosen = draw(axis(len(shape)))
     size = draw(st.integers(1, shape[chosen]))
@@ -320,7 +325,7 @@ def unfold(draw, spec):
 
 
 @st.composite
-def concatenate(draw, spec):
+def concatenate(draw, spec) -> Drawn:
     shape = list(draw(shapes(min_ndim=1, max_elements=12)))
     chosen = draw(axis(len(shape)))
     pieces = []
@@ -331,14 +336,14 @@ def concatenate(draw, spec):
 
 
 @st.composite
-def stack(draw, spec):
+def stack(draw, spec) -> Drawn:
     shape = draw(shapes(max_ndim=3, max_elements=12))
     pieces = [Slot(shape) for _ in range(draw(st.integers(1, 3)))]
     return (pieces,), {"axis": draw(axis(len(shape) + 1))}
 
 
 @st.composite
-def split(draw, spec):
+def split(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     chosen = draw(axis(len(shape)))
     length = shape[chosen]
@@ -354,7 +359,7 @@ def _slice(draw, size):
 
 
 @st.composite
-def index_for(draw, shape):
+def index_for(draw, shape) -> tuple[Any, ...]:
     """An index into an array of `shape`: ints, slices, None and Ellipsis, with integer arrays
     (of one shape, so they broadcast; repeats likely) or one boolean array over 1-2 axes."""
     advanced = draw(st.sampled_from(["basic", "integer", "boolean"]))
@@ -392,20 +397,20 @@ def index_for(draw, shape):
 
 
 @st.composite
-def index(draw, spec):
+def index(draw, spec) -> Drawn:
     shape = draw(shapes())
     return (Slot(shape), draw(index_for(shape))), {}
 
 
 @st.composite
-def index_add(draw, spec):
+def index_add(draw, spec) -> Drawn:
     shape = draw(shapes())
     chosen = draw(index_for(shape))
     return (Slot(np.empty(shape)[chosen].shape), chosen, shape), {}
 
 
 @st.composite
-def topk(draw, spec):
+def topk(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     chosen = draw(axis(len(shape)))
     return (Slot(shape), draw(st.integers(1, shape[chosen]))), {"axis": chosen}
@@ -418,7 +423,7 @@ def _ints(draw, shape, low, high):
 
 
 @st.composite
-def gather(draw, spec):
+def gather(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     chosen = draw(axis(len(shape)))
     index_shape = tuple(draw(st.integers(1, MAX_SIDE)) if a == chosen % len(shape) else
@@ -427,7 +432,7 @@ def gather(draw, spec):
 
 
 @st.composite
-def scatter(draw, spec):
+def scatter(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     chosen = draw(axis(len(shape))) % len(shape)
     index_shape = tuple(draw(st.integers(1, n)) for n in shape)
@@ -440,7 +445,7 @@ def scatter(draw, spec):
 
 
 @st.composite
-def scatter_add(draw, spec):
+def scatter_add(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     chosen = draw(axis(len(shape)))
     index_shape = tuple(draw(st.integers(1, n)) for n in shape)
@@ -449,7 +454,7 @@ def scatter_add(draw, spec):
 
 
 @st.composite
-def diagonal(draw, spec):
+def diagonal(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=2))
     first, second = draw(st.lists(st.integers(0, len(shape) - 1), min_size=2, max_size=2,
                                   unique=True))
@@ -459,19 +464,19 @@ def diagonal(draw, spec):
 
 
 @st.composite
-def diag(draw, spec):
+def diag(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1, max_ndim=2))
     return (Slot(shape),), {"diagonal": draw(st.integers(-2, 2))}
 
 
 @st.composite
-def one_hot(draw, spec):
+def one_hot(draw, spec) -> Drawn:
     ids = _ints(draw, draw(shapes(min_ndim=1, max_ndim=2, max_elements=8)), 0, 3)
     return (ids,), {"num_classes": draw(st.sampled_from([-1, 4, 6]))}
 
 
 @st.composite
-def pad(draw, spec):
+def pad(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1, max_elements=12))
     mode = draw(st.sampled_from(["constant", "reflect", "replicate", "circular"]))
     widths = []
@@ -489,7 +494,7 @@ EINSUM_EQUATIONS = ("ij,jk->ik", "bij,bjk->bik", "i,j->ij", "i,i->", "ij->i", "i
 
 
 @st.composite
-def einsum(draw, spec):
+def einsum(draw, spec) -> Drawn:
     equation = draw(st.sampled_from(EINSUM_EQUATIONS))
     sizes = {letter: draw(st.integers(1, 3)) for letter in "bijk"}
     operands = equation.split("->")[0].split(",")
@@ -510,7 +515,7 @@ def _pairs(value):
 
 
 @st.composite
-def conv2d(draw, spec):
+def conv2d(draw, spec) -> Drawn:
     kernel, stride, padding, dilation = draw(_convolution_geometry())
     groups = draw(st.sampled_from([1, 2]))
     n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
@@ -523,7 +528,7 @@ def conv2d(draw, spec):
 
 
 @st.composite
-def conv_transpose2d(draw, spec):
+def conv_transpose2d(draw, spec) -> Drawn:
     kernel, stride, padding, dilation = draw(_convolution_geometry())
     n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
     size = (draw(st.integers(2, 3)), draw(st.integers(2, 3)))
@@ -539,7 +544,7 @@ def conv_transpose2d(draw, spec):
 
 
 @st.composite
-def pool2d(draw, spec):
+def pool2d(draw, spec) -> Drawn:
     kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
     padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
     size = tuple(draw(st.integers(max(1, k - 2 * p), 4)) for k, p in zip(kernel, padding))
@@ -549,7 +554,7 @@ def pool2d(draw, spec):
 
 
 @st.composite
-def interpolate(draw, spec):
+def interpolate(draw, spec) -> Drawn:
     shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 4)),
              draw(st.integers(1, 4)))
     resize: dict
@@ -563,7 +568,7 @@ def interpolate(draw, spec):
 
 
 @st.composite
-def layer_norm(draw, spec):
+def layer_norm(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     normalized = shape[len(shape) - draw(st.integers(1, min(2, len(shape)))):]
     affine = _optional(st.just(Slot(normalized)))
@@ -571,7 +576,7 @@ def layer_norm(draw, spec):
 
 
 @st.composite
-def cross_entropy(draw, spec):
+def cross_entropy(draw, spec) -> Drawn:
     batch = draw(shapes(max_ndim=2, max_elements=8))
     classes = draw(st.integers(1, MAX_SIDE))
     ignore_index = draw(st.sampled_from([None, 0, -100]))
@@ -583,7 +588,7 @@ def cross_entropy(draw, spec):
 
 
 @st.composite
-def attention(draw, spec):
+def attention(draw, spec) -> Drawn:
     batch_q, batch_k, batch_v = draw(broadcasting_shapes(3, max_ndim=2, max_elements=4))
     q_len, k_len, d, d_v = (draw(st.integers(1, 3)) for _ in range(4))
     kwargs = {}
@@ -595,7 +600,7 @@ def attention(draw, spec):
 
 
 @st.composite
-def embedding(draw, spec):
+def embedding(draw, spec) -> Drawn:
     rows, dim = draw(st.integers(1, 5)), draw(st.integers(1, MAX_SIDE))
     ids_shape = draw(shapes(max_ndim=2, max_elements=8))
     ids = draw(st.lists(st.integers(0, rows - 1), min_size=math.prod(ids_shape),
@@ -604,7 +609,7 @@ def embedding(draw, spec):
 
 
 @st.composite
-def linear(draw, spec):
+def linear(draw, spec) -> Drawn:
     batch = draw(shapes(max_ndim=2, max_elements=8))
     n_in, n_out = draw(st.integers(1, MAX_SIDE)), draw(st.integers(1, MAX_SIDE))
     bias = draw(_optional(st.just(Slot((n_out,)))))
@@ -612,7 +617,7 @@ def linear(draw, spec):
 
 
 @st.composite
-def layer_norm_input_gradient(draw, spec):
+def layer_norm_input_gradient(draw, spec) -> Drawn:
     shape = draw(shapes(min_ndim=1))
     n_axes = draw(st.integers(1, len(shape)))
     rstd = shape[:-n_axes] + (1,) * n_axes
@@ -620,7 +625,7 @@ def layer_norm_input_gradient(draw, spec):
 
 
 @st.composite
-def cross_entropy_backward(draw, spec):
+def cross_entropy_backward(draw, spec) -> Drawn:
     batch = draw(shapes(max_ndim=2, max_elements=8))
     classes = draw(st.integers(1, MAX_SIDE))
     target = draw(st.lists(st.integers(0, classes - 1), min_size=math.prod(batch),
@@ -652,7 +657,7 @@ assert RULES.keys() == SHAPE_RULES.keys(), "every shape rule needs a strategy, a
 
 # ----- values ---------------------------------------------------------------------------------
 
-def float_values(spec, count, rng):
+def float_values(spec, count, rng) -> np.ndarray:
     """`count` floats in [low, high], at least MARGIN from every kink; with `distinct`, also
     pairwise apart (a shuffled grid with jitter): no ties for max, min or sorting."""
     if spec.distinct:
@@ -687,7 +692,7 @@ def _fill(args, kwargs, spec, seed):
 
 
 @st.composite
-def cases(draw, op):
+def cases(draw, op) -> Case:
     """One call of `op`, drawn from its spec (see the module docstring)."""
     spec = op.spec
     rule = RULES[spec.rule] if isinstance(spec.rule, str) else spec.rule

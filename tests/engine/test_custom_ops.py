@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.autograd import BuiltinFunction
 from minigrad.errors import GradcheckError, OpDefinitionError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -233,3 +234,110 @@ def test_a_function_defining_init_is_refused_where_it_is_defined():
         class Scaled(mg.Function):
             def __init__(self, factor):
                 self.factor = factor
+
+
+class Cube(mg.Function):
+    """x³, with both backwards: each call noted, so a test sees which one the engine chose."""
+
+    called: list[str] = []
+
+    def forward(self, x):
+        return x ** 3
+
+    def backward_arrays(self, grad):
+        Cube.called.append("backward_arrays")
+        return (grad * 3 * self.inputs[0].data ** 2,)
+
+    def backward(self, grad):
+        Cube.called.append("backward")
+        x = self.inputs[0]
+        return grad * 3 * x * x
+
+
+def test_the_engine_calls_backward_arrays_when_not_recorded_and_backward_when_recorded():
+    x = mg.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    Cube.called.clear()
+    (first,) = mg.grad(Cube.apply(x).sum(), [x])
+    assert Cube.called == ["backward_arrays"]
+    np.testing.assert_allclose(first.numpy(), [3.0, 12.0, 0.75])
+    Cube.called.clear()
+    (recorded,) = mg.grad(Cube.apply(x).sum(), [x], create_graph=True)
+    assert Cube.called == ["backward"]
+    (second,) = mg.grad(recorded.sum(), [x])  # d²/dx² x³ = 6x, through the recorded backward
+    np.testing.assert_allclose(second.numpy(), [6.0, -12.0, 3.0])
+
+
+def test_a_backward_arrays_returning_tensors_or_too_few_gradients_is_refused():
+    class Twice(mg.Function):
+        def forward(self, a, b):
+            return 2 * a + b
+
+        def backward_arrays(self, grad):
+            return (grad * 2,)  # one gradient for two inputs
+
+        def backward(self, grad):
+            return grad * 2, grad
+
+    class Half(mg.Function):
+        def forward(self, x):
+            return x / 2
+
+        def backward_arrays(self, grad):
+            return (mg.tensor(grad / 2),)
+
+        def backward(self, grad):
+            return grad / 2
+
+    a, b = mg.tensor([1.0], requires_grad=True), mg.tensor([2.0], requires_grad=True)
+    with pytest.raises(OpDefinitionError, match="Twice: backward_arrays returned 1 gradients "
+                                                "for 2 inputs"):
+        Twice.apply(a, b).sum().backward()
+    with pytest.raises(OpDefinitionError, match="Half: backward_arrays returned a Tensor"):
+        Half.apply(a).sum().backward()
+
+
+class CopiedRelu(BuiltinFunction):
+    """minigrad/ops/elementwise.py's Relu, copied into this (user) module."""
+
+    name = "relu"
+
+    def forward(self, x):
+        return self.backend.kernels.relu(x)
+
+    def backward_arrays(self, grad):
+        return (self.backend.kernels.relu_backward(grad, self.inputs[0].data),)
+
+    def backward(self, grad):
+        return (grad * self.constant(self.inputs[0].data > 0),)
+
+
+def test_an_op_class_copied_into_user_code_behaves_as_the_builtin():
+    """Its base class, not the module it is defined in, decides its treatment: numbers as
+    inputs, no per-call checks, the same values and gradients as minigrad's own."""
+    assert CopiedRelu.numbers_as_inputs and not CopiedRelu.checked
+    assert CopiedRelu.forward is vars(CopiedRelu)["forward"]  # not wrapped by a check
+    from minigrad.ops.elementwise import Relu
+
+    assert (CopiedRelu.numbers_as_inputs, CopiedRelu.checked) == \
+        (Relu.numbers_as_inputs, Relu.checked)
+
+    class CopiedMultiply(BuiltinFunction):  # minigrad's Multiply, copied
+        name = "multiply"
+
+        def forward(self, a, b):
+            return a * b
+
+        def backward(self, grad):
+            a, b = self.inputs
+            return grad * b, grad * a
+
+    # a number among the inputs becomes a constant, as for `x * 2`
+    np.testing.assert_array_equal(CopiedMultiply.apply(mg.tensor([1.0, -2.0]), 2).numpy(),
+                                  [2.0, -4.0])
+    values = np.array([-1.0, 0.5, 2.0])
+    x, y = mg.tensor(values, requires_grad=True), mg.tensor(values, requires_grad=True)
+    CopiedRelu.apply(x).sum().backward()
+    Relu.apply(y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.grad.numpy())
+    (twice,) = mg.grad(CopiedRelu.apply(x).sum(), [x], create_graph=True)
+    np.testing.assert_array_equal(twice.numpy(), [0.0, 1.0, 1.0])

@@ -1,7 +1,10 @@
-"""The CuPy stand-in (minigrad/testing/fake_cupy.py) behaves as CuPy 14 where CuPy and NumPy
+"""The CuPy stand-in (minigrad/testing/fake_cupy/) behaves as CuPy 14 where CuPy and NumPy
 differ."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -239,3 +242,19 @@ def test_cuda_source_kernels_run_on_a_gpu_only():
     kernel = cp.ElementwiseKernel("float32 x", "float32 y", "y = x")
     with pytest.raises(NotImplementedError, match="GPU only"):
         kernel(cp.ones(2, dtype=np.float32))
+
+
+def test_python_m_runs_a_script_with_the_stand_in_as_cupy(tmp_path):
+    script = tmp_path / "on_gpu.py"
+    script.write_text("import sys\nimport minigrad as mg\n"
+                      "from minigrad.testing.fake_cupy import monitor\n"
+                      "x = mg.tensor([1.0, 2.0], device='cuda')\n"
+                      "print((x * x).sum().item(), monitor.launch_count > 0, sys.argv[1:])\n",
+                      encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [
+        str(root), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([sys.executable, "-m", "minigrad.testing.fake_cupy", str(script),
+                             "--flag"], capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[0] == "5.0 True ['--flag']"

@@ -1,6 +1,7 @@
-"""The kernel sets of minigrad/backend/kernels.py: one interface (the CPU's, the plain CUDA
-path's, the fused path's), and each fused op's two backwards, on arrays (not recorded) and
-in Tensor ops (recorded), giving the same gradients."""
+"""The kernel sets of minigrad/backend/kernels.py: one declared interface (`Kernels`) that
+the CPU's, the plain CUDA path's and the fused path's sets implement, and each fused op's two
+backwards, on arrays (`backward_arrays`, not recorded) and in Tensor ops (`backward`,
+recorded), giving the same gradients."""
 
 import inspect
 
@@ -10,20 +11,32 @@ import pytest
 import minigrad as mg
 from minigrad.backend import get_backend, use_fused_kernels
 from minigrad.backend.cupy_fused import FusedKernels
-from minigrad.backend.kernels import ArrayKernels, CpuKernels
+from minigrad.backend.kernels import ArrayKernels, CpuKernels, Kernels
 from minigrad.nn import functional as F
 
-INTERFACE = sorted(name for name, member in vars(ArrayKernels).items()
-                   if callable(member) and not name.startswith("_"))
+INTERFACE = sorted(name for name, member in vars(Kernels).items()
+                   if inspect.isfunction(member) and not name.startswith("_"))
 
 
-@pytest.mark.parametrize("kernels", [CpuKernels, FusedKernels])
-def test_every_kernel_set_has_the_reference_interface(kernels):
+@pytest.mark.parametrize("kernels", [ArrayKernels, CpuKernels, FusedKernels])
+def test_every_kernel_set_implements_the_declared_interface(kernels):
     for name in INTERFACE:
+        assert getattr(kernels, name) is not getattr(Kernels, name), name  # implemented
         assert list(inspect.signature(getattr(kernels, name)).parameters) == \
-            list(inspect.signature(getattr(ArrayKernels, name)).parameters), name
+            list(inspect.signature(getattr(Kernels, name)).parameters), name
     assert not {name for name in vars(kernels) if not name.startswith("_") and callable(
         vars(kernels)[name])} - set(INTERFACE)  # no method outside the interface
+
+
+@pytest.mark.gpu
+def test_each_backends_kernels_are_a_kernel_set():
+    for on in (False, True):
+        use_fused_kernels(on)
+        try:
+            assert isinstance(get_backend("cuda").kernels, Kernels)
+        finally:
+            use_fused_kernels(False)
+    assert isinstance(get_backend("cpu").kernels, Kernels)
 
 
 @pytest.mark.gpu

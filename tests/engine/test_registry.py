@@ -11,8 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import minigrad
-from minigrad.autograd import Function
+from minigrad.autograd import BuiltinFunction, Function
+from minigrad.errors import OpDefinitionError
 from minigrad.nn import functional as F
 from minigrad.ops.activations import _Activation
 from minigrad.ops.convolution import _Convolution
@@ -21,13 +24,14 @@ from minigrad.ops.reduce import Reduction, _Extremum
 from minigrad.ops.registry import SHAPE_RULES, ops, registered_functions
 from minigrad.ops.rounding import _Rounding, _Step
 from minigrad.tensor_methods import TensorMethods
+from minigrad.testing.op_checks import public_function
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "make_ops_doc.py"
 
 # Shared bases that are never applied themselves: not expected in the table.
-ABSTRACT_FUNCTIONS = (Function, BinaryFunction, _PairExtremum, Reduction, _Extremum, _Step,
-                      _Rounding, _Activation, _Convolution)
+ABSTRACT_FUNCTIONS = (Function, BuiltinFunction, BinaryFunction, _PairExtremum, Reduction,
+                      _Extremum, _Step, _Rounding, _Activation, _Convolution)
 
 
 def _minigrad_function_classes():
@@ -41,6 +45,14 @@ def _minigrad_function_classes():
                 found.add(subclass)
                 pending.append(subclass)
     return {cls for cls in found if cls.__module__.startswith("minigrad.")}
+
+
+def test_every_function_of_minigrad_is_a_builtin_function():
+    """The op set's treatment (numbers as inputs, no per-call checks) is declared by the base
+    class, never read from the module an op is defined in."""
+    outside = sorted(cls.__qualname__ for cls in _minigrad_function_classes()
+                     if not issubclass(cls, BuiltinFunction) and cls is not BuiltinFunction)
+    assert not outside, f"subclass BuiltinFunction: {', '.join(outside)}"
 
 
 def test_every_function_is_declared():
@@ -58,7 +70,7 @@ def _public_functions(namespace, defined_in):
 def test_every_public_op_function_is_declared():
     """mg.* functions from minigrad.ops and F.* functions: each is some entry's callable
     (`mg.op`, the declaration itself, aside)."""
-    calls = {op.call for op in ops()} | {minigrad.op}
+    calls = {public_function(op) for op in ops()} | {minigrad.op}
     public = (_public_functions(minigrad, "minigrad.ops.")
               + _public_functions(F, "minigrad.nn.functional"))
     missing = [name for name, value in public if value not in calls]
@@ -69,7 +81,7 @@ def test_declarations_put_each_op_where_they_say():
     namespaces = {"mg": minigrad, "F": F}
     for op in ops():
         if op.namespace is not None:
-            assert getattr(namespaces[op.namespace], op.name) is op.call, op.name
+            assert getattr(namespaces[op.namespace], op.name) is public_function(op), op.name
         if op.method is not None:
             assert op.method in vars(TensorMethods), op.name
         for name in op.operators:
@@ -87,7 +99,7 @@ def test_entries_are_consistent():
         assert bool(op.functions) == op.differentiable, op.name
         assert (op.reference is None) == op.random, op.name
         assert op.summary, op.name
-        parameters = inspect.signature(op.call).parameters
+        parameters = inspect.signature(public_function(op)).parameters
         for option in op.spec.options:
             assert option in parameters, f"{op.name}: no parameter {option!r}"
 
@@ -133,3 +145,11 @@ def test_the_surface_has_no_generated_code():
     assert inspect.getsourcefile(minigrad.exp).endswith("functions.py")
     assert inspect.getsourcefile(minigrad.Tensor.sum).endswith("tensor_methods.py")
     assert "e ** x" in minigrad.exp.__doc__
+
+
+def test_a_builtin_ops_record_sends_to_its_generated_function():
+    (exp,) = [entry for entry in ops() if entry.name == "exp"]
+    with pytest.raises(OpDefinitionError, match="'exp': a built-in op declared on its class; "
+                                                 "its function is minigrad.ops.functions.exp"):
+        exp.call  # noqa: B018
+    assert public_function(exp) is minigrad.exp

@@ -1,84 +1,24 @@
-"""A strict CuPy stand-in: NumPy underneath, CuPy 14's behaviour on top, so that minigrad's
-CUDA backend runs, and is tested, on a machine without a GPU.
+"""The stand-in's arrays and what every call on them goes through: the API names and loops of
+CuPy 14 (`cupy_names.json`), the launch and synchronization counter (`monitor`), devices,
+`ndarray`, the ufuncs, and the rules inside a fused function (`_Fusion`: a fused function's
+ufuncs compute in CuPy's fusion loops, and what comes after its reduction is checked), which
+every array operation reads."""
 
-`install(devices=2)` makes minigrad's 'cuda' devices use it (tests/conftest.py does so when
-no GPU is present), `with installed(devices):` for a block (`benchmarks/train_step.py --count`
-counts inside one). Where CuPy and NumPy differ,
-it behaves as CuPy does:
-
-- API surface: only the names CuPy 14 has (`cupy_names.json`, written from an installed CuPy
-  by `scripts/make_cupy_names.py`); a name CuPy lacks raises AttributeError, and so does a
-  CuPy name the stand-in does not implement (the message says which of the two it is).
-- `ndarray.flags` has `c_contiguous`, `f_contiguous` and `owndata` only.
-- No implicit conversion to NumPy: `numpy.asarray(x)` raises TypeError (use `x.get()` or
-  `cupy.asnumpy(x)`), and a NumPy array as an operand of an op raises TypeError.
-- Reductions return 0-d arrays, never NumPy scalars.
-- Results are laid out as CuPy lays them out: a ufunc's (an operator's, a matrix product's), a
-  reduction's and a fused function's output is a new C-contiguous array (`_core/_kernel.pyx`
-  makes it with `_ndarray_init(out_shape)`), where NumPy follows its inputs' order; `astype`
-  and `copy(order=)` keep the order they are given.
-- Integer array indices wrap around (`x[[5]]` of 3 elements is `x[[2]]`), in indexing,
-  `take`, `take_along_axis` and `put_along_axis`; integer scalars out of range raise.
-- Devices: `cuda.Device(n)` (a context manager, or `.use()`), `n` below the device count
-  given to `install`; arrays are made on the current device and know it (`x.device.id`); an
-  op on an array of another device raises ValueError, as CuPy does where peer access is
-  unavailable. A random generator computes on the device where it was made.
-- No `__index__`: a 0-d array is not an index (`range(x)`, `list[x]` raise TypeError).
-- `cupy.fuse` runs the function eagerly, as one launch; inside it only ufuncs, operators,
-  `astype`, `copy` and reductions (no `mean`, no `keepdims`) are allowed, as in CuPy's fusion
-  (`_core/fusion.pyx`), one reduction at most, after which only its result, values made
-  from it and constants may be used (an argument there raises, as in CuPy). An argument has
-  what CuPy's fusion variables have (`_FusionVarArray`: dtype, ndim, operators, `astype`,
-  `copy`, `x[...] = y`): a method, an index, `shape` or `T` raises (CuPy would fall back for
-  good to its slower new fusion). Each ufunc is computed in the loop CuPy's fusion picks
-  from CuPy's own loops of that ufunc (`cupy_names.json`'s "ufunc loops", from
-  `cupy.<ufunc>.types`): the first that the arrays cast to safely and the weak scalars fit
-  (`1 - 0.1` of two Python scalars gives float16 0.89990234).
-  `ElementwiseKernel`, `ReductionKernel` and `RawKernel` raise: CUDA source runs on a GPU only.
-
-Counting, in `monitor` (`reset()`; `launches`, `syncs`, Counters by name; `largest_array`):
-
-- one kernel launch per call that reads or writes element data on the device: each ufunc
-  (in place or not), reduction, copy (`copy`, `astype` to another dtype, a host-to-device
-  copy such as `asarray` of NumPy data or of a Python scalar), fill (`zeros`, `ones`,
-  `full`, `fill`), fancy-index gather or scatter (indexing with an integer or boolean array,
-  assignment into an index other than a plain view), matrix product (`matmul`, `dot`,
-  `einsum`, `vdot`: one BLAS call), sort, random draw, fused function; none for views
-  (basic slicing, `reshape` of a contiguous array, `transpose`, `broadcast_to`, ...),
-  shape queries and `empty`. Besides, the launches CuPy 14's composite functions make
-  (`_extra_launches`, read from its source):
-  `matmul` with more than 2 dimensions copies each operand that is not C-contiguous
-  (`ascontiguousarray`), float16 ones to float32 and the result back, and makes 3 pointer
-  arrays of ndim - 2 launches each where it broadcasts a batch axis
-  (`_core/_routines_linalg.pyx` `matmul`, `_mat_ptrs`); on 2 dimensions it copies an operand
-  neither C- nor F-contiguous (`_mat_to_cublas_contiguous`); `mean` is a CUB sum and a
-  division (`_core/_routines_statistics.pyx` `_ndarray_mean`, CUB being CuPy's default
-  accelerator); n-d `take_along_axis` / `put_along_axis` build n - 1 `arange` index arrays
-  and combine the n indices before the gather or scatter: 2n + 1 (`_indexing/indexing.py`,
-  `_core/_routines_indexing.pyx`); `concatenate` copies each array into the result, or, for
-  more than 8 small arrays of one dtype, one kernel and the copy of their pointers
-  (`_core/_routines_manipulation.pyx` `_concatenate`). This is the rule the targets are
-  counted by; check it against `cupyx.profiler` on a GPU before relying on figures to the
-  last launch.
-- one synchronization per read of device data by the host: `int()`, `float()`, `bool()`,
-  `.item()`, `.tolist()`, `.get()`, `asnumpy`, `repr`, indexing or assigning with a boolean
-  mask (CuPy needs the count of True), `nonzero` / `flatnonzero` / `argwhere` / `unique`,
-  and an explicit `synchronize()`. With `monitor.forbid_synchronize()` active, each of these
-  raises `DeviceSynchronized` (as `cupyx.allow_synchronize(False)` does).
-"""
+from __future__ import annotations
 
 import builtins
-import functools
 import json
 import numbers
-import types
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 
 NAMES = json.loads((Path(__file__).with_name("cupy_names.json")).read_text())
+namespace: Any = None  # the `cupy` namespace (install.py makes it): where NumPy's protocols go
 VERSION = NAMES["version"]
 
 
@@ -108,25 +48,25 @@ class Monitor:
         self.largest_array = 0
 
     @property
-    def launch_count(self):
+    def launch_count(self) -> int:
         return sum(self.launches.values())
 
     @property
-    def sync_count(self):
+    def sync_count(self) -> int:
         return sum(self.syncs.values())
 
     def launch(self, what, count=1) -> None:
         if not self._quiet:
             self.launches[what] += count
 
-    def sync(self, what):
+    def sync(self, what) -> None:
         if self._forbidden:
             raise DeviceSynchronized(f"{what} synchronizes the device, and synchronization is "
                                      "forbidden here")
         self.syncs[what] += 1
 
     @contextmanager
-    def forbid_synchronize(self):
+    def forbid_synchronize(self) -> Iterator[None]:
         """Inside this block every device-to-host read raises DeviceSynchronized."""
         self._forbidden += 1
         try:
@@ -161,7 +101,7 @@ class Device:
     def use(self) -> None:
         _Devices.current = self.id
 
-    def __enter__(self):
+    def __enter__(self) -> Device:
         self._previous.append(_Devices.current)
         _Devices.current = self.id
         return self
@@ -176,10 +116,10 @@ class Device:
     def compute_capability(self) -> str:
         return "90"
 
-    def __eq__(self, other):
+    def __eq__(self, other) -> bool:
         return isinstance(other, Device) and other.id == self.id
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.id)
 
     def __repr__(self) -> str:
@@ -480,7 +420,7 @@ class Flags:
         self.f_contiguous = array.flags.f_contiguous
         self.owndata = array.base is None
 
-    def __getitem__(self, name):
+    def __getitem__(self, name) -> bool:
         return getattr(self, {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
                               "OWNDATA": "owndata"}[name])
 
@@ -559,14 +499,14 @@ class ndarray:  # noqa: N801  (CuPy's name)
         _outside_fusion("len()")
         return len(self._a)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ndarray]:
         _outside_fusion("iteration")
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
 
     # ----- reads by the host --------------------------------------------------------------
-    def __array__(self, *args, **kwargs):
+    def __array__(self, *args, **kwargs) -> NoReturn:
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
                         "`.get()` to construct a NumPy array explicitly.")
 
@@ -581,25 +521,25 @@ class ndarray:  # noqa: N801  (CuPy's name)
     tolist = _read("tolist", lambda a: a.tolist())
     tobytes = _read("tobytes", lambda a, order="C": a.tobytes(order))
 
-    def get(self, stream=None, order="C", out=None):
+    def get(self, stream=None, order="C", out=None) -> np.ndarray:
         monitor.sync("get")
         return np.array(self._a, order=order, copy=True)
 
-    def set(self, array, stream=None):
+    def set(self, array, stream=None) -> None:
         if not isinstance(array, np.ndarray) or array.shape != self.shape:
             raise ValueError("set: needs a NumPy array of the same shape")
         monitor.launch("set")
         self._a[...] = array
 
     # ----- NumPy's protocols: dispatched to the stand-in (CuPy's own behaviour) -----------
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        ours = globals()["_namespace"].__dict__.get(ufunc.__name__)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs) -> Any:
+        ours = namespace.__dict__.get(ufunc.__name__)
         if not isinstance(ours, ufunc_type):
             return NotImplemented
         return getattr(ours, method)(*inputs, **kwargs)
 
-    def __array_function__(self, function, types, args, kwargs):
-        ours = globals()["_namespace"].__dict__.get(function.__name__)
+    def __array_function__(self, function, types, args, kwargs) -> Any:
+        ours = namespace.__dict__.get(function.__name__)
         if ours is None:
             return NotImplemented
         return ours(*args, **kwargs)
@@ -637,7 +577,7 @@ class ndarray:  # noqa: N801  (CuPy's name)
                 axis += 1
         return tuple(converted), fancy, boolean
 
-    def __getitem__(self, index):
+    def __getitem__(self, index) -> ndarray:
         _outside_fusion("indexing")
         parts, fancy, boolean = self._index(index, "getitem")
         _check_device(self, "getitem")
@@ -660,20 +600,20 @@ class ndarray:  # noqa: N801  (CuPy's name)
         self._a[parts] = value
 
     # ----- methods ------------------------------------------------------------------------
-    def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True) -> ndarray:
         if np.dtype(dtype) == self.dtype and not copy:
             return self
         return _call("astype", lambda a: a.astype(dtype, order=order), (self,), {})
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape, order="C") -> ndarray:
         _outside_fusion("reshape")
         return _call("reshape", lambda a: a.reshape(*shape, order=order), (self,), {})
 
-    def take(self, indices, axis=None, out=None):
+    def take(self, indices, axis=None, out=None) -> ndarray:
         _outside_fusion("take")
-        return _namespace.take(self, indices, axis=axis, out=out)
+        return namespace.take(self, indices, axis=axis, out=out)
 
-    def copy(self, order="C"):
+    def copy(self, order="C") -> ndarray:
         return _call("copy", lambda a: a.copy(order=order), (self,), {})
 
 
@@ -717,19 +657,19 @@ class ufunc_type:  # noqa: N801
         self.__name__ = numpy_ufunc.__name__
         self.nin, self.nout = numpy_ufunc.nin, numpy_ufunc.nout
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs) -> Any:
         return _call(self.__name__, self._u, args, kwargs)
 
-    def reduce(self, *args, **kwargs):
+    def reduce(self, *args, **kwargs) -> Any:
         return _call(f"{self.__name__}.reduce", self._u.reduce, args, kwargs)
 
-    def accumulate(self, *args, **kwargs):
+    def accumulate(self, *args, **kwargs) -> Any:
         return _call(f"{self.__name__}.accumulate", self._u.accumulate, args, kwargs)
 
-    def reduceat(self, *args, **kwargs):
+    def reduceat(self, *args, **kwargs) -> Any:
         return _call(f"{self.__name__}.reduceat", self._u.reduceat, args, kwargs)
 
-    def outer(self, *args, **kwargs):
+    def outer(self, *args, **kwargs) -> Any:
         return _call(f"{self.__name__}.outer", self._u.outer, args, kwargs)
 
     def at(self, a, indices, b=None) -> None:
@@ -749,321 +689,43 @@ def _to_device(data, dtype=None, copy=None):
             return data.astype(dtype)
         return data.copy() if copy else data
     if isinstance(data, (list, tuple)) and any(isinstance(item, ndarray) for item in data):
-        return _namespace.stack([_to_device(item) for item in data]).astype(
+        return namespace.stack([_to_device(item) for item in data]).astype(
             dtype or np.result_type(*[getattr(item, "dtype", type(item)) for item in data]))
     monitor.launch("host to device copy")
     return ndarray._make(np.array(data, dtype=dtype, copy=True), _Devices.current)
 
 
-def asarray(a, dtype=None, order=None, blocking=False):
+def asarray(a, dtype=None, order=None, blocking=False) -> ndarray:
     return _to_device(a, dtype)
 
 
-def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, blocking=False):
+def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, blocking=False) -> ndarray:
     result = _to_device(obj, dtype, copy=copy)
     return result.reshape((1,) * (ndmin - result.ndim) + result.shape) if ndmin else result
 
 
-def asnumpy(a, stream=None, order="C", out=None, blocking=True):
+def asnumpy(a, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
     if isinstance(a, ndarray):
         return a.get()
     return np.asarray(a)
 
 
-def get_array_module(*args):
-    return _namespace if any(isinstance(arg, ndarray) for arg in args) else np
+def get_array_module(*args) -> Any:
+    return namespace if any(isinstance(arg, ndarray) for arg in args) else np
 
 
-def take(a, indices, axis=None, out=None):
+def take(a, indices, axis=None, out=None) -> ndarray:
     return _call("take", lambda x, i, o: np.take(x, i, axis=axis, out=o, mode="wrap"),
                  (a, indices, out), {})
 
 
-def take_along_axis(a, indices, axis):
+def take_along_axis(a, indices, axis) -> ndarray:
     return _call("take_along_axis",
                  lambda x, i: np.take_along_axis(x, i % x.shape[axis], axis=axis),
                  (a, indices), {})
 
 
-def put_along_axis(a, indices, values, axis):
+def put_along_axis(a, indices, values, axis) -> ndarray:
     return _call("put_along_axis",
                  lambda x, i, v: np.put_along_axis(x, i % x.shape[axis], v, axis=axis),
                  (a, indices, values), {})
-
-
-def _fused_result(result):
-    """What a fused function returns, as CuPy's fusion does: its arrays C-contiguous (new
-    arrays of the kernel's output shape), its fusion scalars as values."""
-    if isinstance(result, tuple):
-        return tuple(_fused_result(item) for item in result)
-    if isinstance(result, _FusedScalar):
-        return result.value
-    if isinstance(result, ndarray) and not result._a.flags.c_contiguous:
-        return ndarray._make(np.ascontiguousarray(result._a), result._device)
-    return result
-
-
-def fuse(*args, **kwargs):
-    """cupy.fuse, run eagerly: `@fuse` or `@fuse(kernel_name=...)`; one launch per call.
-    As in CuPy (`_core/fusion.pyx` `Fusion.__call__`), a call without an array argument runs
-    the function as plain Python; with one, its scalar arguments compute as the fusion's."""
-    def decorate(function):
-        @functools.wraps(function)
-        def fused(*call_args):
-            if not any(isinstance(arg, ndarray) for arg in call_args):
-                return function(*call_args)
-            monitor._quiet += 1
-            _Fusion.active += 1
-            outer = _Fusion.reduced, _Fusion.after
-            _Fusion.reduced, _Fusion.after = False, {}
-            try:
-                result = function(*[arg if isinstance(arg, ndarray) or arg is None
-                                    else _FusedScalar(arg) for arg in call_args])
-                return _fused_result(result)
-            finally:
-                _Fusion.reduced, _Fusion.after = outer
-                _Fusion.active -= 1
-                monitor._quiet -= 1
-                monitor.launch(f"fuse:{kwargs.get('kernel_name') or function.__name__}")
-        return fused
-
-    if len(args) == 1 and callable(args[0]) and not kwargs:
-        return decorate(args[0])
-    return decorate
-
-
-def _gpu_only(name):
-    class Kernel:
-        def __init__(self, *args, **kwargs) -> None:
-            self.source = args
-
-        def __call__(self, *args, **kwargs):
-            raise NotImplementedError(f"cupy.{name}: CUDA source runs on a GPU only; the CuPy "
-                                      "stand-in cannot run it (write it with cupy.fuse, or test "
-                                      "it on a GPU)")
-    Kernel.__name__ = name
-    return Kernel
-
-
-# ----- cupy.random ---------------------------------------------------------------------------
-class _BitGenerator:
-    """A bit generator of `size` states (by default 8 · 256 · the GPU's SM count, as CuPy's
-    `_cuRANDGenerator`, `random/_bit_generator.pyx`): its draws depend on the seed and on
-    `size`, as CuPy's do; making it fills the states (two launches: zeros, cuRAND's init)."""
-
-    kind = "BitGenerator"
-
-    def __init__(self, seed=None, *, size=-1) -> None:
-        self.seed = seed
-        self.size = 8 * 256 * _Devices.multiprocessors if size < 0 else size
-        self.device = _Devices.current
-        monitor.bit_generators[self.kind] += 1
-        monitor.launch(f"{self.kind} init", 2)
-
-
-def _bit_generator(kind):
-    return type(kind, (_BitGenerator,), {"kind": kind})
-
-
-class _Generator:
-    """cupy.random.Generator over a bit generator; it computes on the device it was made on."""
-
-    def __init__(self, bit_generator) -> None:
-        self.bit_generator = bit_generator
-        seed = bit_generator.seed
-        self._rng = np.random.default_rng(
-            None if seed is None else [int(seed) & (2 ** 64 - 1), bit_generator.size])
-
-    def _draw(self, name, make):
-        if self.bit_generator.device != _Devices.current:
-            raise ValueError(f"The device where the array resides ({self.bit_generator.device}) "
-                             f"is different from the current device ({_Devices.current}). Peer "
-                             "access is unavailable between these devices. (random generator)")
-        monitor.launch(f"random.{name}")
-        return ndarray._make(np.asarray(make()), _Devices.current)
-
-    def random(self, size=None, dtype=np.float64, out=None):
-        return self._draw("random", lambda: self._rng.random(size, dtype=dtype))
-
-    def standard_normal(self, size=None, dtype=np.float64, out=None):
-        return self._draw("standard_normal", lambda: self._rng.standard_normal(size, dtype=dtype))
-
-    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
-        return self._draw("integers", lambda: self._rng.integers(low, high, size, dtype=dtype,
-                                                                 endpoint=endpoint))
-
-    def uniform(self, low=0.0, high=1.0, size=None, dtype=np.float64):
-        return self._draw("uniform", lambda: self._rng.uniform(low, high, size).astype(dtype))
-
-
-def default_rng(seed=None):
-    """A Generator; an int seed (or None) makes an XORWOW bit generator, as CuPy's does."""
-    if not isinstance(seed, _BitGenerator):
-        seed = _bit_generator("XORWOW")(seed)
-    return _Generator(seed)
-
-
-# ----- cupy.cuda -------------------------------------------------------------------------------
-class _Stream:
-    def synchronize(self) -> None:
-        monitor.sync("Stream.synchronize")
-
-
-class _Runtime:
-    CUDARuntimeError = CUDARuntimeError
-
-    @staticmethod
-    def getDeviceCount():  # noqa: N802  (CuPy's name)
-        if _Devices.count == 0:
-            raise CUDARuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
-        return _Devices.count
-
-    @staticmethod
-    def getDevice():  # noqa: N802
-        return _Devices.current
-
-    @staticmethod
-    def setDevice(device) -> None:  # noqa: N802
-        Device(device).use()
-
-    @staticmethod
-    def deviceSynchronize() -> None:  # noqa: N802
-        monitor.sync("deviceSynchronize")
-
-
-def _module(label, members):
-    """A namespace holding `members` under the names CuPy 14 has for `label`; any other name
-    raises AttributeError saying whether CuPy has it."""
-    names = set(NAMES[label])
-
-    class Namespace(types.ModuleType):
-        def __getattr__(self, name):
-            if name in names:
-                raise AttributeError(f"'{label}.{name}' exists in CuPy {VERSION} but the CuPy "
-                                     "stand-in does not implement it")
-            raise AttributeError(f"module '{label}' has no attribute '{name}' (CuPy {VERSION} "
-                                 "lacks it)")
-
-    module = Namespace(label)
-    for name, value in members.items():
-        if name in names or name.startswith("__"):
-            setattr(module, name, value)
-    return module
-
-
-def _numpy_members(label, numpy_namespace):
-    """The CuPy names of `label` that NumPy's namespace also has, wrapped to compute on the
-    current device (ufuncs, functions) or shared (dtypes, scalar types, constants)."""
-    members = {}
-    for name in NAMES[label]:
-        value = getattr(numpy_namespace, name, None)
-        if value is None or isinstance(value, types.ModuleType):
-            continue
-        if isinstance(value, np.ufunc):
-            members[name] = ufunc_type(value)
-        elif callable(value) and not isinstance(value, type):
-            members[name] = _function(name, value)
-        else:
-            members[name] = value
-    return members
-
-
-def _function(name, numpy_function):
-    def function(*args, **kwargs):
-        return _call(name, numpy_function, args, kwargs)
-    function.__name__ = name
-    return function
-
-
-def _empty(shape, dtype=float, order="C"):
-    return ndarray._make(np.empty(shape, dtype, order), _Devices.current)
-
-
-def _empty_like(a, dtype=None, order="K", subok=None, shape=None):
-    return ndarray._make(np.empty_like(a._a, dtype, order, shape=shape), _Devices.current)
-
-
-def _make_namespace():
-    random = _module("cupy.random", {
-        "default_rng": default_rng, "XORWOW": _bit_generator("XORWOW"),
-        "Philox4x3210": _bit_generator("Philox4x3210"), "MRG32k3a": _bit_generator("MRG32k3a"),
-        "BitGenerator": _BitGenerator})
-    cuda = _module("cupy.cuda", {
-        "Device": Device, "runtime": _Runtime, "is_available": lambda: _Devices.count > 0,
-        "get_device_id": _current, "Stream": type("Stream", (), {"null": _Stream()}),
-        "get_current_stream": _Stream})
-    linalg = _module("cupy.linalg", _numpy_members("cupy.linalg", np.linalg))
-    members = _numpy_members("cupy", np)
-    members.update({
-        "__version__": VERSION, "ndarray": ndarray, "asarray": asarray, "array": array,
-        "asanyarray": asarray, "asnumpy": asnumpy, "get_array_module": get_array_module,
-        "take": take, "take_along_axis": take_along_axis, "put_along_axis": put_along_axis,
-        "fuse": fuse, "empty": _empty, "empty_like": _empty_like,
-        "random": random, "cuda": cuda, "linalg": linalg,
-        "is_available": lambda: _Devices.count > 0,
-        **{name: _gpu_only(name) for name in ("ElementwiseKernel", "ReductionKernel",
-                                              "RawKernel", "RawModule")}})
-    return _module("cupy", members)
-
-
-_namespace = _make_namespace()
-cupy = _namespace  # the stand-in, to use as `xp`
-
-
-def install(devices=2):
-    """Make minigrad's 'cuda' devices run on the stand-in, with `devices` GPUs (0: none, as on
-    a machine whose driver finds no GPU); returns it. Backends made before are forgotten."""
-    from ..backend import use_cupy
-
-    _Devices.count, _Devices.current = devices, 0
-    use_cupy(_namespace)
-    return _namespace
-
-
-def uninstall() -> None:
-    """Back to the real CuPy (imported at the next 'cuda' device asked for)."""
-    from ..backend import use_cupy
-
-    use_cupy(None)
-
-
-@contextmanager
-def installed(devices=2):
-    """`install(devices)` inside the block; afterwards whatever CuPy was in use before (the
-    real one, or the stand-in with its device count)."""
-    from ..backend import cupy_backend, use_cupy
-
-    previous, count, current = cupy_backend._stand_in, _Devices.count, _Devices.current
-    try:
-        yield install(devices)
-    finally:
-        _Devices.count, _Devices.current = count, current
-        use_cupy(previous)
-
-
-def is_stand_in(xp) -> bool:
-    return xp is _namespace
-
-
-def main(argv):
-    """`python -m minigrad.testing.fake_cupy SCRIPT [ARGS]`: run SCRIPT with the stand-in as
-    CuPy (one device), as `python SCRIPT ARGS` would: a dry run of a GPU script here."""
-    import runpy
-    import sys
-
-    if not argv:
-        raise SystemExit("usage: python -m minigrad.testing.fake_cupy SCRIPT [ARGS]")
-    install(devices=1)
-    sys.argv = list(argv)
-    sys.path.insert(0, str(Path(argv[0]).resolve().parent))
-    runpy.run_path(argv[0], run_name="__main__")
-
-
-if __name__ == "__main__":  # the imported module's stand-in, the one minigrad sees
-    import sys
-
-    from minigrad.testing import fake_cupy
-
-    fake_cupy.main(sys.argv[1:])
-
-

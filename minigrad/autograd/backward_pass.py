@@ -1,0 +1,287 @@
+"""The backward pass: seed the roots, order the graph, prune it to what reaches the inputs
+asked for, then visit it, each op's gradients summed back to its inputs' shapes and summed
+over their consumers (`_PendingGradients`); `Tensor.backward` and `grad` run it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import AnomalyError, GraphError, ShapeError
+from ..tensor import Tensor
+from .function import _all_finite, _make_tensor
+from .grad_mode import _GradMode
+
+
+def run_backward(roots, gradients, retain_graph=False, create_graph=False,
+                 inputs=None) -> dict | None:
+    """The backward pass from `roots` (seeded with `gradients`).
+
+    With `inputs=None`, gradients accumulate into the `.grad` of every leaf (and of tensors
+    that `retain_grad()`); otherwise they are returned, one per input, and `.grad` is untouched.
+    Steps: seed the roots, order the graph (newest op first), prune it to what reaches
+    `inputs`, then visit it (`_visit`) with recording switched to `create_graph`."""
+    seeds = [_seed(root, gradient) for root, gradient in zip(roots, gradients)]
+    order = _backward_order(roots)
+    wanted = None
+    if inputs is not None:
+        wanted = set(inputs)
+        order = _leading_to(order, wanted)
+    pending = _PendingGradients(create_graph)
+    for root, seed in zip(roots, seeds):
+        pending.add(root, seed)
+    previous_mode, anomaly = _GradMode.enabled, _GradMode.anomaly
+    _GradMode.enabled = create_graph
+    _GradMode.anomaly = False  # the ops inside a backward are checked as that op's backward
+    try:
+        return _visit(order, pending, wanted, retain_graph, anomaly)
+    finally:
+        _GradMode.enabled, _GradMode.anomaly = previous_mode, anomaly
+
+
+def _visit(order, pending, wanted, retain_graph, anomaly):
+    """Each tensor in backward order: its summed gradient through its hooks, delivered (to
+    `.grad`, or to the result when `wanted`), then through its op's backward to the op's
+    inputs, each gradient summed back to its input's shape; then the op's saved arrays are
+    released. The hot loop of the engine: the common steps are written out, the others are
+    calls."""
+    found: dict = {}
+    handed_out: set[Tensor] = set()
+    sums, on_arrays = pending.sums, not pending.create_graph
+    for tensor in order:
+        grad = pending.pop(tensor, None)
+        if grad is None:
+            continue
+        if sums:
+            sums.discard(grad)  # from here on it may be shared: backward can pass it on
+        if grad.backend.activate is not None:  # the gradient's GPU, for the work below
+            grad.backend.activate()
+        if tensor._hooks:
+            grad = _run_hooks(tensor, grad)
+        fn = tensor.grad_fn
+        if wanted is not None:
+            if tensor in wanted:
+                found[tensor] = grad
+        elif fn is None or tensor._retains_grad:
+            _deliver(tensor, grad, pending.create_graph, handed_out)
+        if fn is None:
+            continue
+        if on_arrays and fn.has_backward_arrays:
+            grads = _as_tensors(fn.backward_arrays(grad.data), fn.backend)
+        else:
+            grads = fn.backward(grad)
+        for parent, parent_grad in zip(fn.inputs, grads):
+            if parent_grad is None or not parent.requires_grad:
+                continue
+            if parent_grad.data.shape != parent.data.shape:
+                parent_grad = unbroadcast(parent_grad, parent.data.shape, fn.name)
+            if anomaly:
+                _check_backward_finite(fn, parent, parent_grad)
+            if parent in pending:
+                pending.add(parent, parent_grad)
+            else:  # the first gradient for this input, stored as it is
+                pending[parent] = parent_grad
+        if not retain_graph:  # free what backward needed: the graph above is gone
+            fn.__dict__.clear()
+            fn.released = True
+    return found
+
+
+def _as_tensors(arrays, backend):
+    """What a backward_arrays returned, as Tensors outside the graph (None stays None)."""
+    return [None if array is None else _make_tensor(array, backend) for array in arrays]
+
+
+def _seed(root, gradient):
+    """The gradient a root starts with: ones for a single value, else the one given."""
+    if not root.requires_grad:
+        raise GraphError(
+            f"backward: this tensor (shape {root.shape}) does not require grad; "
+            "it was computed from tensors without requires_grad=True, or under no_grad()"
+        )
+    if gradient is None:
+        if root.size != 1:
+            raise GraphError(
+                f"backward: the output has shape {root.shape}, not a single value; pass the "
+                "gradient of the loss with respect to it (backward(gradient)), or reduce it "
+                "first (e.g. .sum() or .mean())"
+            )
+        if root.backend.activate is not None:
+            root.backend.activate()
+        return Tensor._make(root.backend.xp.ones(root.shape, dtype=root.dtype), root.backend)
+    if not isinstance(gradient, Tensor):
+        gradient = Tensor(gradient, dtype=root.dtype, device=root.device)
+    if gradient.shape != root.shape:
+        raise ShapeError(
+            f"backward: gradient of shape {gradient.shape} for an output of shape {root.shape}"
+        )
+    return gradient
+
+
+def _backward_order(roots):
+    """Tensors reachable from the roots through grad_fn, every tensor before the inputs of the
+    op that made it: collected by an iterative walk (a chain of 100,000 ops needs no
+    recursion); ops are numbered as they are created, so an op's inputs always have smaller
+    numbers: the tensors ops made, newest op first, then the leaves, in the order reached."""
+    made: dict = {}  # op creation number -> the tensor it made
+    leaves, seen, stack = [], set(), list(roots)
+    while stack:
+        tensor = stack.pop()
+        if tensor in seen:
+            continue
+        seen.add(tensor)
+        fn = tensor.grad_fn
+        if fn is None:
+            leaves.append(tensor)
+            continue
+        if fn.released:
+            raise GraphError(
+                f"backward through a graph that was already freed (at op '{fn.name}'): "
+                "call backward(retain_graph=True) the first time if you need to go "
+                "backward through the same graph again"
+            )
+        made[fn.sequence] = tensor
+        for parent in fn.inputs:
+            if parent.requires_grad and parent not in seen:
+                stack.append(parent)
+    order = [made[number] for number in sorted(made, reverse=True)]
+    order += leaves
+    return order
+
+
+def _leading_to(order, targets):
+    """The tensors of `order` (a backward order) through which a gradient can reach one of
+    `targets`, in the same order."""
+    useful = set(targets)
+    for tensor in reversed(order):
+        fn = tensor.grad_fn
+        if fn is not None and any(parent in useful for parent in fn.inputs):
+            useful.add(tensor)
+    return [tensor for tensor in order if tensor in useful]
+
+
+def _run_hooks(tensor, grad):
+    """The tensor's hooks in order, each seeing the gradient the one before returned."""
+    for hook in list(tensor._hooks.values()):
+        replaced = hook(grad)
+        if replaced is not None:
+            grad = replaced
+    return grad
+
+
+def _deliver(tensor, grad, create_graph, handed_out) -> None:
+    """Add `grad` to `tensor.grad` (a leaf, or a tensor that retains its gradient)."""
+    if tensor.grad is not None:
+        tensor.grad = _added(tensor.grad, grad, create_graph)
+    else:
+        tensor.grad = grad if create_graph else _owned(grad, handed_out)
+
+
+def _check_backward_finite(fn, parent, parent_grad):
+    if not _all_finite(fn.xp, parent_grad.data):
+        raise AnomalyError(
+            f"{fn.name}: backward produced NaN/Inf in the gradient of an input of shape "
+            f"{parent.shape}; op created at "
+            f"{getattr(fn, 'created_at', 'unknown (enable anomaly mode earlier)')}")
+
+
+def unbroadcast(grad, shape, name) -> Tensor:
+    """Sum `grad` over the axes that broadcasting added or stretched, back to `shape` (a tuple):
+    the step for an input of op `name` whose backward gave a gradient of the
+    broadcast shape. A gradient no broadcasting of `shape` explains is a ShapeError.
+
+    Written in Tensor ops, so it is recorded under create_graph."""
+    extra = grad.ndim - len(shape)
+    if extra < 0 or any(size not in (1, wanted) for size, wanted in zip(shape, grad.shape[extra:])):
+        raise ShapeError(
+            f"{name}: backward gave a gradient of shape {grad.shape} for an input of shape "
+            f"{shape} (a bug in this op's backward)")
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, size in enumerate(shape) if size == 1 and grad.shape[extra + i] != 1)
+    summed = grad.sum(axis=axes, keepdims=True) if axes else grad
+    return summed.reshape(shape)
+
+
+class _PendingGradients(dict):
+    """tensor -> the gradient flowing into it, summed over its consumers, until it is visited.
+
+    When the pass is recorded (`create_graph`), sums are `add` ops. Otherwise they are array
+    sums, and from the third consumer on the gradient is added in place into the sum made for
+    the second: `sums` holds the gradients made here and referenced nowhere else, the only ones
+    that may be written to (a gradient an op's backward gave may be shared: `add` passes one
+    gradient to both its inputs); the engine takes a gradient out of `sums` when it visits its
+    tensor, as backward may then pass it on. A dict itself, so that the common steps (the
+    first gradient for a tensor, taking it) are plain dict operations."""
+
+    __slots__ = ("sums", "create_graph")
+
+    def __init__(self, create_graph) -> None:
+        super().__init__()
+        self.sums: set = set()
+        self.create_graph = create_graph
+
+    def add(self, tensor, grad) -> None:
+        accumulated = self.get(tensor)
+        if accumulated is None:
+            self[tensor] = grad
+        elif accumulated in self.sums:
+            accumulated.data += grad.data
+        else:
+            total = self[tensor] = _added(accumulated, grad, self.create_graph)
+            if not self.create_graph:
+                self.sums.add(total)
+
+
+
+def _added(accumulated, grad, create_graph):
+    """accumulated + grad as a new tensor: recorded when the pass is, else plain arrays."""
+    if create_graph:
+        return accumulated + grad
+    return Tensor._make(accumulated.data + grad.data, grad.backend)
+
+
+def _owned(grad, handed_out):
+    """A gradient a tensor's `.grad` can own: not a view, writable, not given to another
+    tensor in this pass (so editing one `.grad` in place, as optimizers and the distributed
+    reducer do, never changes another's)."""
+    data = grad.data
+    if grad in handed_out or not grad.backend.owns(data):
+        grad = Tensor._make(data.copy(), grad.backend)
+    handed_out.add(grad)
+    return grad
+
+
+def backward(self, gradient=None, retain_graph=False, create_graph=False) -> None:
+    """Accumulate d(self)/d(leaf) into every leaf's `.grad`."""
+    run_backward([self], [gradient], retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False) -> tuple[Tensor, ...]:
+    """Gradients of `outputs` with respect to `inputs`, returned as a tuple (`.grad` untouched).
+
+    As `torch.autograd.grad`: `grad_outputs` seeds non-scalar outputs; `create_graph=True`
+    records the backward pass so the result can be differentiated again."""
+    single_output = isinstance(outputs, Tensor)
+    outputs = [outputs] if single_output else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if retain_graph is None:
+        retain_graph = create_graph
+    for tensor in inputs:
+        if not tensor.requires_grad:
+            raise GraphError(f"grad: an input of shape {tensor.shape} does not require grad")
+    found: Any = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs)
+    result = []
+    for tensor in inputs:
+        g = found.get(tensor)
+        if g is None:
+            if not allow_unused:
+                raise GraphError(
+                    f"grad: an input of shape {tensor.shape} is not used to compute the "
+                    "outputs; pass allow_unused=True to get None for it"
+                )
+        result.append(g)
+    return tuple(result)
