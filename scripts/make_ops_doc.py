@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # document this checkout, whatever minigrad is installed
 
 from minigrad.ops.registry import (  # noqa: E402  (after the path)
+    ALIASES,
     REFLECTED,
     SHAPE_RULES,
     InputSpec,
@@ -203,6 +204,40 @@ def _arguments(parameters, positional_defaults=False):
     return ", ".join(arguments)
 
 
+def _with_aliases(name, parameters):
+    """An op declared on its class: its parameters and, keyword-only, PyTorch's spellings of
+    those `ALIASES` names (`dim` for `axis`); the lines that settle them, for its body."""
+    aliased = [p for p in parameters if p.name in ALIASES and p.kind is not p.KEYWORD_ONLY]
+    for p in aliased:
+        if p.default is p.empty:
+            raise SystemExit(f"error: op {name!r}: {p.name} needs a default to take "
+                             f"{ALIASES[p.name]}= instead (or declare the op on a function)")
+    at = next((i for i, p in enumerate(parameters) if p.kind is p.VAR_KEYWORD), len(parameters))
+    keyword_only = [inspect.Parameter(ALIASES[p.name], inspect.Parameter.KEYWORD_ONLY,
+                                      default=None) for p in aliased]
+    return parameters[:at] + keyword_only + parameters[at:], aliased
+
+
+def _alias_lines(name, aliased, indent, helper):
+    """`axis = aliased(...)` where `dim` is given: one `is not None` test when it is not."""
+    lines = []
+    for p in aliased:
+        alias = ALIASES[p.name]
+        lines += [f"{indent}if {alias} is not None:",
+                  f'{indent}    {p.name} = {helper}("{name}", "{p.name}", {p.name}, '
+                  f"{_default(p)}, {alias})"]
+    return lines
+
+
+def _def_line(indent, name, header, returns, suffix=""):
+    """`def name(header) -> returns:`, its parameters on lines of their own past 100 columns."""
+    line = f"{indent}def {name}({header}) -> {returns}:{suffix}"
+    if len(line) <= 100:
+        return [line]
+    return [f"{indent}def {name}(", *(f"{indent}    {part}," for part in header.split(", ")),
+            f"{indent}) -> {returns}:{suffix}"]
+
+
 def _docstring(text, indent):
     lines = inspect.cleandoc(text).split("\n")
     body = "\n".join((indent + line) if line else "" for line in lines)
@@ -241,10 +276,12 @@ def functions_source():
             imports.setdefault(_relative(cls.__module__), set()).add(cls.__name__)
             inputs = forward_parameters(cls)
             annotation = _tensor_annotation(cls)
-            header = _header(inputs, lambda p, a=annotation: a)
-            definitions += ["", "", f"def {entry.name}({header}) -> Tensor:",
+            public, aliased = _with_aliases(entry.name, inputs)
+            header = _header(public, lambda p, a=annotation: a)
+            definitions += ["", "", *_def_line("", entry.name, header, "Tensor"),
                             _docstring(cls.__doc__ or entry.summary, "    "),
-                            f"    return {cls.__name__}.apply({_arguments(inputs)})"]
+                            *_alias_lines(entry.name, aliased, "    ", "aliased"),
+                            *_return_line("    ", f"{cls.__name__}.apply", _arguments(inputs))]
         elif entry.namespace == "mg" or entry.method is not None or entry.operators:
             names = [entry.name] if entry.method_function is None or entry.namespace == "mg" \
                 else []
@@ -260,7 +297,8 @@ def functions_source():
              "declared on its Function class is written out below, with the class's docstring."
              '"""', ""]
     imports["..tensor"] = {"Operand", "Tensor"}
-    used = set(exported) | {"Operand", "Tensor"} | {
+    imports[".registry"] = {"aliased"}  # also the generated methods' (`_ops.aliased`)
+    used = set(exported) | {"Operand", "Tensor", "aliased"} | {
         entry.functions[0].__name__ for entry in ops() if entry.function is None}
     for module in sorted(imports):  # as isort: `..` before `.`
         names = sorted(imports[module], key=_isort_key)
@@ -281,6 +319,7 @@ def _method_target(entry):
 
 
 def _method(entry):
+    aliased = []
     if entry.method_function is not None:
         own = list(inspect.signature(entry.method_function).parameters.values())
         target = f"_ops.{entry.method_function.__name__}"
@@ -288,15 +327,27 @@ def _method(entry):
         doc = entry.method_function.__doc__
     else:
         own = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-               *parameters(entry)[1:]]
+               *(p for p in parameters(entry)[1:]
+                 if not (p.kind is p.KEYWORD_ONLY and p.name in ALIASES.values()))]
         target = _method_target(entry)
         arguments = _arguments(own)
+        own, aliased = _with_aliases(entry.name, own)  # settled here, then the op is called
         doc = (entry.functions[0].__doc__ if entry.function is None else entry.function.__doc__)
     returns = _return_annotation(entry)
     header = _header(own, lambda p: ": Tensor" if p.name == "self" else "")
-    return ["", f"    def {entry.method}({header}) -> {returns}:",
+    return ["", *_def_line("    ", entry.method, header, returns),
             _docstring(doc or entry.summary, "        "),
-            f"        return {target}({arguments})"]
+            *_alias_lines(entry.name, aliased, "        ", "_ops.aliased"),
+            *_return_line("        ", target, arguments)]
+
+
+def _return_line(indent, target, arguments):
+    """`return target(arguments)`, the arguments on lines of their own past 100 columns."""
+    line = f"{indent}return {target}({arguments})"
+    if len(line) <= 100:
+        return [line]
+    return [f"{indent}return {target}(", *(f"{indent}    {part}," for part in
+                                            arguments.split(", ")), f"{indent})"]
 
 
 def _return_annotation(entry):

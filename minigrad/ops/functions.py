@@ -124,6 +124,9 @@ from .reduce import (
     Var,
     std_mean,
 )
+from .registry import (
+    aliased,
+)
 from .rounding import (
     Ceil,
     CopySign,
@@ -465,56 +468,90 @@ def clip(x: Tensor, min=None, max=None) -> Tensor:
     return Clip.apply(x, min=min, max=max)
 
 
-def sum(x: Tensor, axis=None, keepdims=False, dtype=None) -> Tensor:
+def sum(x: Tensor, axis=None, keepdims=False, dtype=None, *, dim=None, keepdim=None) -> Tensor:
     """The sum over axes; `dtype` the accumulator's and the result's (NumPy's and PyTorch's:
     int32 summed as int64, float32 as float64), the gradient back in the input's dtype.
     """
+    if dim is not None:
+        axis = aliased("sum", "axis", axis, None, dim)
+    if keepdim is not None:
+        keepdims = aliased("sum", "keepdims", keepdims, False, keepdim)
     return Sum.apply(x, axis=axis, keepdims=keepdims, dtype=dtype)
 
 
-def mean(x: Tensor, axis=None, keepdims=False) -> Tensor:
+def mean(x: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
     """mean over axes"""
+    if dim is not None:
+        axis = aliased("mean", "axis", axis, None, dim)
+    if keepdim is not None:
+        keepdims = aliased("mean", "keepdims", keepdims, False, keepdim)
     return Mean.apply(x, axis=axis, keepdims=keepdims)
 
 
-def var(x: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
+def var(x: Tensor, axis=None, keepdims=False, correction=0, *, dim=None, keepdim=None) -> Tensor:
     """Variance: the mean squared deviation with N - correction as the divisor (correction=0:
     the population variance, NumPy's default; 1: the unbiased one, PyTorch's default); two
     passes: mean first, then the squared deviations.
     """
+    if dim is not None:
+        axis = aliased("var", "axis", axis, None, dim)
+    if keepdim is not None:
+        keepdims = aliased("var", "keepdims", keepdims, False, keepdim)
     return Var.apply(x, axis=axis, keepdims=keepdims, correction=correction)
 
 
-def std(x: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
+def std(x: Tensor, axis=None, keepdims=False, correction=0, *, dim=None, keepdim=None) -> Tensor:
     """sqrt of the variance with divisor N - correction (see var)."""
+    if dim is not None:
+        axis = aliased("std", "axis", axis, None, dim)
+    if keepdim is not None:
+        keepdims = aliased("std", "keepdims", keepdims, False, keepdim)
     return Std.apply(x, axis=axis, keepdims=keepdims, correction=correction)
 
 
-def prod(x: Tensor, axis=None, keepdims=False) -> Tensor:
+def prod(x: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
     """The product over axes. Its gradient, the product of the other elements, is
     output / x where no element is 0 (differentiable again); where one is, it is computed
     on the arrays from prefix and suffix products (first derivatives only).
     """
+    if dim is not None:
+        axis = aliased("prod", "axis", axis, None, dim)
+    if keepdim is not None:
+        keepdims = aliased("prod", "keepdims", keepdims, False, keepdim)
     return Prod.apply(x, axis=axis, keepdims=keepdims)
 
 
-def max(x: Tensor, axis=None, keepdims=False) -> Tensor:
+def max(x: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
     """largest value over axes; ties split the gradient"""
+    if dim is not None:
+        axis = aliased("max", "axis", axis, None, dim)
+    if keepdim is not None:
+        keepdims = aliased("max", "keepdims", keepdims, False, keepdim)
     return Max.apply(x, axis=axis, keepdims=keepdims)
 
 
-def min(x: Tensor, axis=None, keepdims=False) -> Tensor:
+def min(x: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
     """smallest value over axes; ties split the gradient"""
+    if dim is not None:
+        axis = aliased("min", "axis", axis, None, dim)
+    if keepdim is not None:
+        keepdims = aliased("min", "keepdims", keepdims, False, keepdim)
     return Min.apply(x, axis=axis, keepdims=keepdims)
 
 
-def logsumexp(x: Tensor, axis=None, keepdims=False) -> Tensor:
+def logsumexp(x: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
     """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
+    if dim is not None:
+        axis = aliased("logsumexp", "axis", axis, None, dim)
+    if keepdim is not None:
+        keepdims = aliased("logsumexp", "keepdims", keepdims, False, keepdim)
     return LogSumExp.apply(x, axis=axis, keepdims=keepdims)
 
 
-def flip(x: Tensor, axis=None) -> Tensor:
+def flip(x: Tensor, axis=None, *, dim=None) -> Tensor:
     """the order of elements reversed along axes (all: None)"""
+    if dim is not None:
+        axis = aliased("flip", "axis", axis, None, dim)
     return Flip.apply(x, axis=axis)
 
 
@@ -523,22 +560,28 @@ def to_device(x: Tensor, device=None) -> Tensor:
     return ToDevice.apply(x, device=device)
 
 
-def cumsum(x: Tensor, axis=-1) -> Tensor:
+def cumsum(x: Tensor, axis=-1, *, dim=None) -> Tensor:
     """running sums along an axis"""
+    if dim is not None:
+        axis = aliased("cumsum", "axis", axis, -1, dim)
     return Cumsum.apply(x, axis=axis)
 
 
-def cumprod(x: Tensor, axis=-1) -> Tensor:
+def cumprod(x: Tensor, axis=-1, *, dim=None) -> Tensor:
     """Running products; the gradient sum_{j >= i} grad_j · out_j / x_i (x nonzero)."""
+    if dim is not None:
+        axis = aliased("cumprod", "axis", axis, -1, dim)
     return Cumprod.apply(x, axis=axis)
 
 
-def logcumsumexp(x: Tensor, axis=-1) -> Tensor:
+def logcumsumexp(x: Tensor, axis=-1, *, dim=None) -> Tensor:
     """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
     -inf). The gradient, sum over j >= i of grad_j · exp(x_i - out_j), is taken over every pair
     (i, j) of the axis, each exponent <= 0, so it is exact on any range (memory: the axis's
     length squared per row).
     """
+    if dim is not None:
+        axis = aliased("logcumsumexp", "axis", axis, -1, dim)
     return LogCumSumExp.apply(x, axis=axis)
 
 

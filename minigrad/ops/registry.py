@@ -19,8 +19,14 @@ and, where it asks for them, a `Tensor` method and operators, installed on `Tens
 declared: a name `Tensor` already has is refused unless the declaration says
 `overrides=True`. It joins no table and no namespace, and is checked with
 `minigrad.testing.check_op`.
+
+PyTorch's spellings: every public function and method with an `axis` or `keepdims` parameter
+also takes `dim` or `keepdim` (`ALIASES`), keyword-only; `aliased` settles the two. An op
+declared on a function gets them from `with_aliases` (which `op` returns in its place); the
+generated functions and methods spell them out.
 """
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -154,7 +160,64 @@ class Op:
         return any(fn.float_only for fn in self.functions)
 
 
-Declared = TypeVar("Declared")  # the decorated class or function, returned as it is
+Declared = TypeVar("Declared")  # the decorated class, or function (with its aliases)
+
+# NumPy's parameter names and PyTorch's for them, both accepted wherever the first is.
+ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def aliased(op_name: str, name: str, value: Any, default: Any, alias: Any) -> Any:
+    """The value of `name` (`axis`) when its alias (`dim`) is given: the alias's, refused where
+    `name` was given too (not its default) with another value."""
+    if value is not default and value != default and value != alias:
+        raise TypeError(f"{op_name}: {name}={value!r} and {ALIASES[name]}={alias!r} disagree; "
+                        f"pass one of them ({ALIASES[name]} is PyTorch's name for {name})")
+    return alias
+
+
+def with_aliases(function: Callable, op_name: str) -> Callable:
+    """`function` taking `dim`/`keepdim` too (keyword-only, None when not given) where it has
+    `axis`/`keepdims`; the function itself where it has neither. Without an alias the call goes
+    straight through; an `axis` without a default gets None as one, so that `dim=` can stand for
+    it (with the parameters after it: a missing one is named in the error)."""
+    signature = inspect.signature(function)
+    parameters = list(signature.parameters.values())
+    names = [p.name for p in parameters if p.name in ALIASES and p.kind is not p.KEYWORD_ONLY]
+    if not names:
+        return function
+    first = next(i for i, p in enumerate(parameters) if p.name in names)
+    required = tuple(p.name for p in parameters[first:] if p.default is p.empty
+                     and p.kind is p.POSITIONAL_OR_KEYWORD) if parameters[first].default is \
+        parameters[first].empty else ()
+    public = [p.replace(default=None) if p.name in required else p for p in parameters]
+    keyword_only = [inspect.Parameter(ALIASES[name], inspect.Parameter.KEYWORD_ONLY,
+                                      default=None) for name in names]
+    at = next((i for i, p in enumerate(public) if p.kind is p.VAR_KEYWORD), len(public))
+    public_signature = signature.replace(parameters=public[:at] + keyword_only + public[at:])
+    bind = public_signature.bind_partial
+
+    @functools.wraps(function)
+    def public_function(*args: Any, dim: Any = None, keepdim: Any = None, **kwargs: Any) -> Any:
+        if dim is None and keepdim is None and not required:
+            return function(*args, **kwargs)
+        bound = bind(*args, **kwargs)
+        arguments = bound.arguments
+        for name, alias in (("axis", dim), ("keepdims", keepdim)):
+            if alias is not None:
+                if name not in names:
+                    raise TypeError(f"{op_name}() got an unexpected keyword argument "
+                                    f"{ALIASES[name]!r}")
+                default = public_signature.parameters[name].default
+                arguments[name] = aliased(op_name, name, arguments.get(name, default), default,
+                                          alias)
+        missing = [name for name in required if arguments.get(name) is None]
+        if missing:
+            raise TypeError(f"{op_name}: missing {', '.join(missing)}"
+                            + (" (dim= may stand for axis)" if "axis" in missing else ""))
+        return function(*bound.args, **bound.kwargs)
+
+    public_function.__signature__ = public_signature  # type: ignore[attr-defined]
+    return public_function
 
 _TABLE: list[Op] = []  # the ops declared inside minigrad, in the order they were declared
 
@@ -181,14 +244,16 @@ def op(name: str | None = None, *, method: bool | str | None = None, overrides: 
     def declare(target: Declared) -> Declared:
         declared: Any = target  # a Function class or a function, given attributes here
         record = describe(declared, name=name, method=method, **fields)
-        if declared is not record.function:  # a Function class
+        if record.function is not None and not isinstance(declared, type):
+            declared = record.function  # the function with its aliases
+        else:  # a Function class
             declared.name = record.name
         if _inside_minigrad(declared):
             _TABLE.append(record)
         else:
             _install_on_tensor(record, overrides)
         declared.op = record
-        return target
+        return declared
 
     return declare
 
@@ -213,9 +278,9 @@ def describe(target: Any, *, reference: Callable | None, spec: InputSpec,
     inside = _inside_minigrad(target)
     if is_class:
         _forward_parameters(target, op_name)  # refuses a class without forward
-        function = None if inside else _public_function(target, op_name)
+        function = None if inside else with_aliases(_public_function(target, op_name), op_name)
     else:
-        function = target
+        function = with_aliases(target, op_name)
     if method is True:
         method = op_name
     return Op(op_name, function, ((target,) if is_class else ()) + tuple(functions), reference,
