@@ -177,47 +177,70 @@ def aliased(op_name: str, name: str, value: Any, default: Any, alias: Any) -> An
 
 def with_aliases(function: Callable, op_name: str) -> Callable:
     """`function` taking `dim`/`keepdim` too (keyword-only, None when not given) where it has
-    `axis`/`keepdims`; the function itself where it has neither. Without an alias the call goes
-    straight through; an `axis` without a default gets None as one, so that `dim=` can stand for
-    it (with the parameters after it: a missing one is named in the error)."""
+    `axis`/`keepdims`; the function itself where it has neither. The wrapper is compiled with
+    the function's own parameters, so a call without an alias costs an `is not None` test and a
+    plain call. An `axis` without a default gets None as one, so that `dim=` can stand for it
+    (with the parameters after it: one left out is named in the error)."""
     signature = inspect.signature(function)
     parameters = list(signature.parameters.values())
     names = [p.name for p in parameters if p.name in ALIASES and p.kind is not p.KEYWORD_ONLY]
     if not names:
         return function
     first = next(i for i, p in enumerate(parameters) if p.name in names)
-    required = tuple(p.name for p in parameters[first:] if p.default is p.empty
-                     and p.kind is p.POSITIONAL_OR_KEYWORD) if parameters[first].default is \
-        parameters[first].empty else ()
+    required = [p.name for p in parameters[first:] if p.default is p.empty and
+                p.kind is p.POSITIONAL_OR_KEYWORD] if parameters[first].default is \
+        parameters[first].empty else []
     public = [p.replace(default=None) if p.name in required else p for p in parameters]
-    keyword_only = [inspect.Parameter(ALIASES[name], inspect.Parameter.KEYWORD_ONLY,
-                                      default=None) for name in names]
     at = next((i for i, p in enumerate(public) if p.kind is p.VAR_KEYWORD), len(public))
-    public_signature = signature.replace(parameters=public[:at] + keyword_only + public[at:])
-    bind = public_signature.bind_partial
+    public = public[:at] + [inspect.Parameter(ALIASES[name], inspect.Parameter.KEYWORD_ONLY,
+                                              default=None) for name in names] + public[at:]
+    namespace: dict[str, Any] = {"function_": function, "aliased_": aliased,
+                                 "missing_": _missing}
+    header, arguments, keyword_only, previous = [], [], False, None
+    for p in public:
+        if previous is p.POSITIONAL_ONLY and p.kind is not previous:
+            header.append("/")
+        previous = p.kind
+        if p.kind is p.VAR_POSITIONAL:
+            header.append(f"*{p.name}")
+            arguments.append(f"*{p.name}")
+            keyword_only = True
+            continue
+        if p.kind is p.VAR_KEYWORD:
+            header.append(f"**{p.name}")
+            arguments.append(f"**{p.name}")
+            continue
+        if p.kind is p.KEYWORD_ONLY and not keyword_only:
+            header.append("*")
+            keyword_only = True
+        if p.default is p.empty:
+            header.append(p.name)
+        else:
+            namespace[f"{p.name}_default_"] = p.default
+            header.append(f"{p.name}={p.name}_default_")
+        if p.name not in ALIASES.values() or p.kind is not p.KEYWORD_ONLY:
+            arguments.append(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else p.name)
+    body = []
+    for name in names:
+        body += [f"    if {ALIASES[name]} is not None:",
+                 f"        {name} = aliased_({op_name!r}, {name!r}, {name}, {name}_default_, "
+                 f"{ALIASES[name]})"]
+    if required:
+        body += [f"    if {' or '.join(f'{name} is None' for name in required)}:",
+                 f"        missing_({op_name!r}, {', '.join(f'{n}={n}' for n in required)})"]
+    source = (f"def {function.__name__}({', '.join(header)}):\n" + "\n".join(body)
+              + f"\n    return function_({', '.join(arguments)})\n")
+    exec(compile(source, f"<{op_name} with dim/keepdim>", "exec"), namespace)
+    wrapper = functools.update_wrapper(namespace[function.__name__], function)
+    wrapper.__signature__ = signature.replace(parameters=public)  # type: ignore[attr-defined]
+    return wrapper
 
-    @functools.wraps(function)
-    def public_function(*args: Any, dim: Any = None, keepdim: Any = None, **kwargs: Any) -> Any:
-        if dim is None and keepdim is None and not required:
-            return function(*args, **kwargs)
-        bound = bind(*args, **kwargs)
-        arguments = bound.arguments
-        for name, alias in (("axis", dim), ("keepdims", keepdim)):
-            if alias is not None:
-                if name not in names:
-                    raise TypeError(f"{op_name}() got an unexpected keyword argument "
-                                    f"{ALIASES[name]!r}")
-                default = public_signature.parameters[name].default
-                arguments[name] = aliased(op_name, name, arguments.get(name, default), default,
-                                          alias)
-        missing = [name for name in required if arguments.get(name) is None]
-        if missing:
-            raise TypeError(f"{op_name}: missing {', '.join(missing)}"
-                            + (" (dim= may stand for axis)" if "axis" in missing else ""))
-        return function(*bound.args, **bound.kwargs)
 
-    public_function.__signature__ = public_signature  # type: ignore[attr-defined]
-    return public_function
+def _missing(op_name: str, **values: Any) -> None:
+    names = [name for name, value in values.items() if value is None]
+    raise TypeError(f"{op_name}: missing {', '.join(names)}"
+                    + (" (dim= may stand for axis)" if "axis" in names else ""))
+
 
 _TABLE: list[Op] = []  # the ops declared inside minigrad, in the order they were declared
 
