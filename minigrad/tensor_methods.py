@@ -307,7 +307,7 @@ class TensorMethods:
             axis = _ops.aliased("argmax", "axis", axis, None, dim)
         if keepdim is not None:
             keepdims = _ops.aliased("argmax", "keepdims", keepdims, False, keepdim)
-        return _ops.argmax(self, axis=axis, keepdims=keepdims)
+        return _ops._argmax(self, axis=axis, keepdims=keepdims)
 
     def argmin(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """Index of the smallest value (the first one at ties), int64."""
@@ -315,7 +315,7 @@ class TensorMethods:
             axis = _ops.aliased("argmin", "axis", axis, None, dim)
         if keepdim is not None:
             keepdims = _ops.aliased("argmin", "keepdims", keepdims, False, keepdim)
-        return _ops.argmin(self, axis=axis, keepdims=keepdims)
+        return _ops._argmin(self, axis=axis, keepdims=keepdims)
 
     def any(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """whether any element is True"""
@@ -323,7 +323,7 @@ class TensorMethods:
             axis = _ops.aliased("any", "axis", axis, None, dim)
         if keepdim is not None:
             keepdims = _ops.aliased("any", "keepdims", keepdims, False, keepdim)
-        return _ops.any(self, axis=axis, keepdims=keepdims)
+        return _ops._any(self, axis=axis, keepdims=keepdims)
 
     def all(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """whether every element is True"""
@@ -331,7 +331,7 @@ class TensorMethods:
             axis = _ops.aliased("all", "axis", axis, None, dim)
         if keepdim is not None:
             keepdims = _ops.aliased("all", "keepdims", keepdims, False, keepdim)
-        return _ops.all(self, axis=axis, keepdims=keepdims)
+        return _ops._all(self, axis=axis, keepdims=keepdims)
 
     def __getitem__(self: Tensor, index) -> Tensor:
         """x[index] (`getitem`)."""
@@ -363,13 +363,15 @@ class TensorMethods:
         """a new axis of size 1"""
         if dim is not None:
             axis = _ops.aliased("expand_dims", "axis", axis, None, dim)
-        return _ops.expand_dims(self, axis=axis)
+        if axis is None:
+            _ops.missing("expand_dims", axis=axis)
+        return _ops._expand_dims(self, axis)
 
     def squeeze(self: Tensor, axis=None, *, dim=None) -> Tensor:
         """axes of size 1 removed"""
         if dim is not None:
             axis = _ops.aliased("squeeze", "axis", axis, None, dim)
-        return _ops.squeeze(self, axis=axis)
+        return _ops._squeeze(self, axis=axis)
 
     def broadcast_to(self: Tensor, shape) -> Tensor:
         """x repeated along new or size-1 axes"""
@@ -385,7 +387,9 @@ class TensorMethods:
         """PyTorch's unflatten (`dim`): axis `axis` reshaped to `sizes` (one may be -1)."""
         if dim is not None:
             axis = _ops.aliased("unflatten", "axis", axis, None, dim)
-        return _ops.unflatten(self, axis=axis, sizes=sizes)
+        if axis is None or sizes is None:
+            _ops.missing("unflatten", axis=axis, sizes=sizes)
+        return _ops._unflatten(self, axis, sizes)
 
     def repeat(self: Tensor, *sizes) -> Tensor:
         """`x.repeat(2, 3)` or `x.repeat((2, 3))`."""
@@ -395,7 +399,7 @@ class TensorMethods:
         """PyTorch's repeat_interleave (`dim`): `repeats` an int or one count per element."""
         if dim is not None:
             axis = _ops.aliased("repeat_interleave", "axis", axis, None, dim)
-        return _ops.repeat_interleave(self, repeats, axis=axis)
+        return _ops._repeat_interleave(self, repeats, axis=axis)
 
     def roll(self: Tensor, shifts, axis=None, *, dim=None) -> Tensor:
         """PyTorch's roll (`dims`): `shifts` and `axis` ints or tuples of one length; axis None
@@ -403,13 +407,15 @@ class TensorMethods:
         """
         if dim is not None:
             axis = _ops.aliased("roll", "axis", axis, None, dim)
-        return _ops.roll(self, shifts, axis=axis)
+        return _ops._roll(self, shifts, axis=axis)
 
     def unfold(self: Tensor, axis=None, size=None, step=None, *, dim=None) -> Tensor:
         """windows of `size` every `step` along an axis, the window last"""
         if dim is not None:
             axis = _ops.aliased("unfold", "axis", axis, None, dim)
-        return _ops.unfold(self, axis=axis, size=size, step=step)
+        if axis is None or size is None or step is None:
+            _ops.missing("unfold", axis=axis, size=size, step=step)
+        return _ops._unfold(self, axis, size, step)
 
     def cumsum(self: Tensor, axis=-1, *, dim=None) -> Tensor:
         """running sums along an axis"""
@@ -427,13 +433,13 @@ class TensorMethods:
         """running maxima along an axis (differentiable) and their int64 indices"""
         if dim is not None:
             axis = _ops.aliased("cummax", "axis", axis, -1, dim)
-        return _ops.cummax(self, axis=axis)
+        return _ops._cummax(self, axis=axis)
 
     def cummin(self: Tensor, axis=-1, *, dim=None) -> tuple[Tensor, Tensor]:
         """running minima along an axis (differentiable) and their int64 indices"""
         if dim is not None:
             axis = _ops.aliased("cummin", "axis", axis, -1, dim)
-        return _ops.cummin(self, axis=axis)
+        return _ops._cummin(self, axis=axis)
 
     def logcumsumexp(self: Tensor, axis=-1, *, dim=None) -> Tensor:
         """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
@@ -473,19 +479,25 @@ class TensorMethods:
         """x's values at `index` along an axis: out[i][j] = x[i][index[i][j]] (axis 1)"""
         if dim is not None:
             axis = _ops.aliased("gather", "axis", axis, None, dim)
-        return _ops.gather(self, axis=axis, index=index)
+        if axis is None or index is None:
+            _ops.missing("gather", axis=axis, index=index)
+        return _ops._gather(self, axis, index)
 
     def scatter(self: Tensor, axis=None, index=None, src=None, *, dim=None) -> Tensor:
         """x with src written at index along an axis"""
         if dim is not None:
             axis = _ops.aliased("scatter", "axis", axis, None, dim)
-        return _ops.scatter(self, axis=axis, index=index, src=src)
+        if axis is None or index is None or src is None:
+            _ops.missing("scatter", axis=axis, index=index, src=src)
+        return _ops._scatter(self, axis, index, src)
 
     def scatter_add(self: Tensor, axis=None, index=None, src=None, *, dim=None) -> Tensor:
         """x with src summed in at index along an axis (repeats accumulate)"""
         if dim is not None:
             axis = _ops.aliased("scatter_add", "axis", axis, None, dim)
-        return _ops.scatter_add(self, axis=axis, index=index, src=src)
+        if axis is None or index is None or src is None:
+            _ops.missing("scatter_add", axis=axis, index=index, src=src)
+        return _ops._scatter_add(self, axis, index, src)
 
     def scatter_reduce(
         self: Tensor,
@@ -500,14 +512,9 @@ class TensorMethods:
         """src reduced into x at index along an axis: 'sum' or 'mean'"""
         if dim is not None:
             axis = _ops.aliased("scatter_reduce", "axis", axis, None, dim)
-        return _ops.scatter_reduce(
-            self,
-            axis=axis,
-            index=index,
-            src=src,
-            reduce=reduce,
-            include_self=include_self,
-        )
+        if axis is None or index is None or src is None or reduce is None:
+            _ops.missing("scatter_reduce", axis=axis, index=index, src=src, reduce=reduce)
+        return _ops._scatter_reduce(self, axis, index, src, reduce, include_self=include_self)
 
     def masked_select(self: Tensor, mask) -> Tensor:
         """x's values where `mask` (broadcasting with x) is True, flattened."""
@@ -569,13 +576,13 @@ class TensorMethods:
         """values sorted along an axis (differentiable) and their int64 indices"""
         if dim is not None:
             axis = _ops.aliased("sort", "axis", axis, -1, dim)
-        return _ops.sort(self, axis=axis, descending=descending)
+        return _ops._sort(self, axis=axis, descending=descending)
 
     def argsort(self: Tensor, axis=-1, descending=False, *, dim=None) -> Tensor:
         """the int64 indices that sort x along an axis (stable)"""
         if dim is not None:
             axis = _ops.aliased("argsort", "axis", axis, -1, dim)
-        return _ops.argsort(self, axis=axis, descending=descending)
+        return _ops._argsort(self, axis=axis, descending=descending)
 
     def sin(self: Tensor) -> Tensor:
         """sine"""

@@ -20,13 +20,10 @@ declared: a name `Tensor` already has is refused unless the declaration says
 `overrides=True`. It joins no table and no namespace, and is checked with
 `minigrad.testing.check_op`.
 
-PyTorch's spellings: every public function and method with an `axis` or `keepdims` parameter
-also takes `dim` or `keepdim` (`ALIASES`), keyword-only; `aliased` settles the two. An op
-declared on a function gets them from `with_aliases` (which `op` returns in its place); the
-generated functions and methods spell them out.
+PyTorch's spellings: every generated function and method with an `axis` or `keepdims`
+parameter also takes `dim` or `keepdim` (`ALIASES`), keyword-only, settled by `aliased`.
 """
 
-import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -160,7 +157,7 @@ class Op:
         return any(fn.float_only for fn in self.functions)
 
 
-Declared = TypeVar("Declared")  # the decorated class, or function (with its aliases)
+Declared = TypeVar("Declared")  # the decorated class or function, returned as it is
 
 # NumPy's parameter names and PyTorch's for them, both accepted wherever the first is.
 ALIASES = {"axis": "dim", "keepdims": "keepdim"}
@@ -175,68 +172,8 @@ def aliased(op_name: str, name: str, value: Any, default: Any, alias: Any) -> An
     return alias
 
 
-def with_aliases(function: Callable, op_name: str) -> Callable:
-    """`function` taking `dim`/`keepdim` too (keyword-only, None when not given) where it has
-    `axis`/`keepdims`; the function itself where it has neither. The wrapper is compiled with
-    the function's own parameters, so a call without an alias costs an `is not None` test and a
-    plain call. An `axis` without a default gets None as one, so that `dim=` can stand for it
-    (with the parameters after it: one left out is named in the error)."""
-    signature = inspect.signature(function)
-    parameters = list(signature.parameters.values())
-    names = [p.name for p in parameters if p.name in ALIASES and p.kind is not p.KEYWORD_ONLY]
-    if not names:
-        return function
-    first = next(i for i, p in enumerate(parameters) if p.name in names)
-    required = [p.name for p in parameters[first:] if p.default is p.empty and
-                p.kind is p.POSITIONAL_OR_KEYWORD] if parameters[first].default is \
-        parameters[first].empty else []
-    public = [p.replace(default=None) if p.name in required else p for p in parameters]
-    at = next((i for i, p in enumerate(public) if p.kind is p.VAR_KEYWORD), len(public))
-    public = public[:at] + [inspect.Parameter(ALIASES[name], inspect.Parameter.KEYWORD_ONLY,
-                                              default=None) for name in names] + public[at:]
-    namespace: dict[str, Any] = {"function_": function, "aliased_": aliased,
-                                 "missing_": _missing}
-    header, arguments, keyword_only, previous = [], [], False, None
-    for p in public:
-        if previous is p.POSITIONAL_ONLY and p.kind is not previous:
-            header.append("/")
-        previous = p.kind
-        if p.kind is p.VAR_POSITIONAL:
-            header.append(f"*{p.name}")
-            arguments.append(f"*{p.name}")
-            keyword_only = True
-            continue
-        if p.kind is p.VAR_KEYWORD:
-            header.append(f"**{p.name}")
-            arguments.append(f"**{p.name}")
-            continue
-        if p.kind is p.KEYWORD_ONLY and not keyword_only:
-            header.append("*")
-            keyword_only = True
-        if p.default is p.empty:
-            header.append(p.name)
-        else:
-            namespace[f"{p.name}_default_"] = p.default
-            header.append(f"{p.name}={p.name}_default_")
-        if p.name not in ALIASES.values() or p.kind is not p.KEYWORD_ONLY:
-            arguments.append(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else p.name)
-    body = []
-    for name in names:
-        body += [f"    if {ALIASES[name]} is not None:",
-                 f"        {name} = aliased_({op_name!r}, {name!r}, {name}, {name}_default_, "
-                 f"{ALIASES[name]})"]
-    if required:
-        body += [f"    if {' or '.join(f'{name} is None' for name in required)}:",
-                 f"        missing_({op_name!r}, {', '.join(f'{n}={n}' for n in required)})"]
-    source = (f"def {function.__name__}({', '.join(header)}):\n" + "\n".join(body)
-              + f"\n    return function_({', '.join(arguments)})\n")
-    exec(compile(source, f"<{op_name} with dim/keepdim>", "exec"), namespace)
-    wrapper = functools.update_wrapper(namespace[function.__name__], function)
-    wrapper.__signature__ = signature.replace(parameters=public)  # type: ignore[attr-defined]
-    return wrapper
-
-
-def _missing(op_name: str, **values: Any) -> None:
+def missing(op_name: str, **values: Any) -> None:
+    """Refuse a call that left out a parameter (None) the op needs."""
     names = [name for name, value in values.items() if value is None]
     raise TypeError(f"{op_name}: missing {', '.join(names)}"
                     + (" (dim= may stand for axis)" if "axis" in names else ""))
@@ -267,16 +204,14 @@ def op(name: str | None = None, *, method: bool | str | None = None, overrides: 
     def declare(target: Declared) -> Declared:
         declared: Any = target  # a Function class or a function, given attributes here
         record = describe(declared, name=name, method=method, **fields)
-        if record.function is not None and not isinstance(declared, type):
-            declared = record.function  # the function with its aliases
-        else:  # a Function class
+        if declared is not record.function:  # a Function class
             declared.name = record.name
         if _inside_minigrad(declared):
             _TABLE.append(record)
         else:
             _install_on_tensor(record, overrides)
         declared.op = record
-        return declared
+        return target
 
     return declare
 
@@ -301,9 +236,9 @@ def describe(target: Any, *, reference: Callable | None, spec: InputSpec,
     inside = _inside_minigrad(target)
     if is_class:
         _forward_parameters(target, op_name)  # refuses a class without forward
-        function = None if inside else with_aliases(_public_function(target, op_name), op_name)
+        function = None if inside else _public_function(target, op_name)
     else:
-        function = with_aliases(target, op_name)
+        function = target
     if method is True:
         method = op_name
     return Op(op_name, function, ((target,) if is_class else ()) + tuple(functions), reference,
