@@ -142,9 +142,10 @@ class Op:
 
     @property
     def call(self) -> Callable:
-        """The op's public function: the declared one, or for a user's op declared on its
-        class the one `op` made (a built-in op declared on its class has its function in the
-        generated `minigrad/ops/functions.py`: `minigrad.testing.public_function`)."""
+        """The op's declared function, or for a user's op declared on its class the one `op`
+        made (a built-in op declared on its class, or with `axis`/`keepdims`, has its public
+        function in the generated `minigrad/ops/functions.py`:
+        `minigrad.testing.public_function`)."""
         if self.function is None:
             raise OpDefinitionError(
                 f"op {self.name!r}: a built-in op declared on its class; its function is "
