@@ -49,6 +49,7 @@ SECTIONS = {
     "minigrad.ops.convolution": "Convolution and pooling (minigrad.nn.functional as F)",
     "minigrad.ops.resampling": "Convolution and pooling (minigrad.nn.functional as F)",
     "minigrad.ops.losses": "Losses (minigrad.nn.functional as F)",
+    "minigrad.ops.nn": "Fused neural-network ops (minigrad.nn.functional as F)",
     "minigrad.nn.functional": "Fused neural-network ops (minigrad.nn.functional as F)",
     "minigrad.ops.compare": "Without gradient",
 }
@@ -134,6 +135,18 @@ def ops_markdown():
         "The PyTorch column names each op's counterpart and, in brackets, where the two "
         "differ (a bare name: alike).",
         "Adding an op: [extending.md](extending.md).",
+        "",
+        "Axes are named as in NumPy and as in PyTorch: every function and Tensor method below "
+        "that takes",
+        "`axis` or `keepdims` also takes `dim` or `keepdim`, keyword-only (`x.sum(dim=1, "
+        "keepdim=True)` is",
+        "`x.sum(axis=1, keepdims=True)`); giving both spellings with different values is "
+        "refused, naming",
+        "the op and both values. Where `axis` has no default (`gather`, `scatter`, `unfold`, "
+        "...) it is shown",
+        "here as the op declares it, and the public function takes `dim=` in its place. The "
+        "signatures below",
+        "are the declarations', without the aliases.",
     ]
     public = [op for op in ops() if not op.internal]
     for section in dict.fromkeys(SECTIONS.values()):

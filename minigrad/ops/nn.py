@@ -77,7 +77,7 @@ class LogSoftmax(BuiltinFunction):
 @op(functions=(Softmax,), reference=softmax_reference, namespace="F",
     spec=InputSpec("softmax-like", mask=True),
     summary="probabilities along an axis; masked entries get 0, a fully masked row is zeros",
-    pytorch="`F.softmax` (`axis` for `dim`; `mask=` True = excluded; a fully masked row is "
+    pytorch="`F.softmax` (`mask=` True = excluded; a fully masked row is "
             "zeros, not NaN)")
 def softmax(x, axis=-1, mask=None) -> Tensor:
     """Probabilities along `axis`; entries where `mask` is True get 0. A fully masked row is all
@@ -89,7 +89,7 @@ def softmax(x, axis=-1, mask=None) -> Tensor:
 @op(functions=(Softmax, Negative),
     reference=lambda x, axis=-1: softmax_reference(-x, axis=axis), namespace="F",
     spec=InputSpec("softmax-like"), summary="softmax(-x): probabilities, small values first",
-    pytorch="`F.softmin` (`axis` for `dim`)")
+    pytorch="`F.softmin`")
 def softmin(x, axis=-1) -> Tensor:
     return Softmax.apply(-x, axis=axis)
 
@@ -99,7 +99,7 @@ def softmin(x, axis=-1) -> Tensor:
     reference=normalize_reference, namespace="F",
     spec=InputSpec("softmax-like", kinks=(0.0,), options={"p": (2.0, 1.0, 3.0)}),
     summary="x / max(‖x‖_p, eps) along an axis",
-    pytorch="`F.normalize` (`axis` for `dim`)")
+    pytorch="`F.normalize`")
 def normalize(x, p=2.0, axis=1, eps=1e-12) -> Tensor:
     """x divided by its p-norm along `axis` (PyTorch's `dim`, default 1), the norm at least
     eps."""
@@ -109,7 +109,7 @@ def normalize(x, p=2.0, axis=1, eps=1e-12) -> Tensor:
 
 @op(functions=(LogSoftmax,), reference=log_softmax_reference, namespace="F",
     spec=InputSpec("softmax-like"), summary="log of softmax, stable",
-    pytorch="`F.log_softmax` (`axis` for `dim`)")
+    pytorch="`F.log_softmax`")
 def log_softmax(x, axis=-1) -> Tensor:
     return LogSoftmax.apply(x, axis=axis)
 
