@@ -125,44 +125,100 @@ class TensorMethods:
         """a change of dtype"""
         return _ops.astype(self, dtype)
 
-    def sum(self: Tensor, axis=None, keepdims=False, dtype=None) -> Tensor:
+    def sum(
+        self: Tensor,
+        axis=None,
+        keepdims=False,
+        dtype=None,
+        *,
+        dim=None,
+        keepdim=None,
+    ) -> Tensor:
         """The sum over axes; `dtype` the accumulator's and the result's (NumPy's and PyTorch's:
         int32 summed as int64, float32 as float64), the gradient back in the input's dtype.
         """
+        if dim is not None:
+            axis = _ops.aliased("sum", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("sum", "keepdims", keepdims, False, keepdim)
         return _ops.Sum.apply(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
-    def mean(self: Tensor, axis=None, keepdims=False) -> Tensor:
+    def mean(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """mean over axes"""
+        if dim is not None:
+            axis = _ops.aliased("mean", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("mean", "keepdims", keepdims, False, keepdim)
         return _ops.Mean.apply(self, axis=axis, keepdims=keepdims)
 
-    def var(self: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
+    def var(
+        self: Tensor,
+        axis=None,
+        keepdims=False,
+        correction=0,
+        *,
+        dim=None,
+        keepdim=None,
+    ) -> Tensor:
         """Variance: the mean squared deviation with N - correction as the divisor (correction=0:
         the population variance, NumPy's default; 1: the unbiased one, PyTorch's default); two
         passes: mean first, then the squared deviations.
         """
+        if dim is not None:
+            axis = _ops.aliased("var", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("var", "keepdims", keepdims, False, keepdim)
         return _ops.Var.apply(self, axis=axis, keepdims=keepdims, correction=correction)
 
-    def std(self: Tensor, axis=None, keepdims=False, correction=0) -> Tensor:
+    def std(
+        self: Tensor,
+        axis=None,
+        keepdims=False,
+        correction=0,
+        *,
+        dim=None,
+        keepdim=None,
+    ) -> Tensor:
         """sqrt of the variance with divisor N - correction (see var)."""
+        if dim is not None:
+            axis = _ops.aliased("std", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("std", "keepdims", keepdims, False, keepdim)
         return _ops.Std.apply(self, axis=axis, keepdims=keepdims, correction=correction)
 
-    def prod(self: Tensor, axis=None, keepdims=False) -> Tensor:
+    def prod(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """The product over axes. Its gradient, the product of the other elements, is
         output / x where no element is 0 (differentiable again); where one is, it is computed
         on the arrays from prefix and suffix products (first derivatives only).
         """
+        if dim is not None:
+            axis = _ops.aliased("prod", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("prod", "keepdims", keepdims, False, keepdim)
         return _ops.Prod.apply(self, axis=axis, keepdims=keepdims)
 
-    def max(self: Tensor, axis=None, keepdims=False) -> Tensor:
+    def max(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """largest value over axes; ties split the gradient"""
+        if dim is not None:
+            axis = _ops.aliased("max", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("max", "keepdims", keepdims, False, keepdim)
         return _ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
-    def min(self: Tensor, axis=None, keepdims=False) -> Tensor:
+    def min(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """smallest value over axes; ties split the gradient"""
+        if dim is not None:
+            axis = _ops.aliased("min", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("min", "keepdims", keepdims, False, keepdim)
         return _ops.Min.apply(self, axis=axis, keepdims=keepdims)
 
-    def logsumexp(self: Tensor, axis=None, keepdims=False) -> Tensor:
+    def logsumexp(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """log(sum(exp(x))), stable: the maximum is taken out first; all -inf gives -inf."""
+        if dim is not None:
+            axis = _ops.aliased("logsumexp", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("logsumexp", "keepdims", keepdims, False, keepdim)
         return _ops.LogSumExp.apply(self, axis=axis, keepdims=keepdims)
 
     def __eq__(self: Tensor, other: Operand) -> Tensor:  # type: ignore[override]
@@ -245,28 +301,46 @@ class TensorMethods:
         """True where x is NaN"""
         return _ops.isnan(self)
 
-    def argmax(self: Tensor, axis=None, keepdims=False) -> Tensor:
+    def argmax(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """Index of the largest value (the first one at ties), int64."""
-        return _ops.argmax(self, axis=axis, keepdims=keepdims)
+        if dim is not None:
+            axis = _ops.aliased("argmax", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("argmax", "keepdims", keepdims, False, keepdim)
+        return _ops._argmax(self, axis=axis, keepdims=keepdims)
 
-    def argmin(self: Tensor, axis=None, keepdims=False) -> Tensor:
+    def argmin(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """Index of the smallest value (the first one at ties), int64."""
-        return _ops.argmin(self, axis=axis, keepdims=keepdims)
+        if dim is not None:
+            axis = _ops.aliased("argmin", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("argmin", "keepdims", keepdims, False, keepdim)
+        return _ops._argmin(self, axis=axis, keepdims=keepdims)
 
-    def any(self: Tensor, axis=None, keepdims=False) -> Tensor:
+    def any(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """whether any element is True"""
-        return _ops.any(self, axis=axis, keepdims=keepdims)
+        if dim is not None:
+            axis = _ops.aliased("any", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("any", "keepdims", keepdims, False, keepdim)
+        return _ops._any(self, axis=axis, keepdims=keepdims)
 
-    def all(self: Tensor, axis=None, keepdims=False) -> Tensor:
+    def all(self: Tensor, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
         """whether every element is True"""
-        return _ops.all(self, axis=axis, keepdims=keepdims)
+        if dim is not None:
+            axis = _ops.aliased("all", "axis", axis, None, dim)
+        if keepdim is not None:
+            keepdims = _ops.aliased("all", "keepdims", keepdims, False, keepdim)
+        return _ops._all(self, axis=axis, keepdims=keepdims)
 
     def __getitem__(self: Tensor, index) -> Tensor:
         """x[index] (`getitem`)."""
         return _ops.getitem(self, index)
 
-    def flip(self: Tensor, axis=None) -> Tensor:
+    def flip(self: Tensor, axis=None, *, dim=None) -> Tensor:
         """the order of elements reversed along axes (all: None)"""
+        if dim is not None:
+            axis = _ops.aliased("flip", "axis", axis, None, dim)
         return _ops.Flip.apply(self, axis=axis)
 
     def to_device(self: Tensor, device=None) -> Tensor:
@@ -285,13 +359,19 @@ class TensorMethods:
         """two axes exchanged"""
         return _ops.swapaxes(self, axis1, axis2)
 
-    def expand_dims(self: Tensor, axis) -> Tensor:
+    def expand_dims(self: Tensor, axis=None, *, dim=None) -> Tensor:
         """a new axis of size 1"""
-        return _ops.expand_dims(self, axis)
+        if dim is not None:
+            axis = _ops.aliased("expand_dims", "axis", axis, None, dim)
+        if axis is None:
+            _ops.missing("expand_dims", axis=axis)
+        return _ops._expand_dims(self, axis)
 
-    def squeeze(self: Tensor, axis=None) -> Tensor:
+    def squeeze(self: Tensor, axis=None, *, dim=None) -> Tensor:
         """axes of size 1 removed"""
-        return _ops.squeeze(self, axis=axis)
+        if dim is not None:
+            axis = _ops.aliased("squeeze", "axis", axis, None, dim)
+        return _ops._squeeze(self, axis=axis)
 
     def broadcast_to(self: Tensor, shape) -> Tensor:
         """x repeated along new or size-1 axes"""
@@ -303,50 +383,72 @@ class TensorMethods:
         """
         return _ops.flatten(self, start_dim=start_dim, end_dim=end_dim)
 
-    def unflatten(self: Tensor, axis, sizes) -> Tensor:
+    def unflatten(self: Tensor, axis=None, sizes=None, *, dim=None) -> Tensor:
         """PyTorch's unflatten (`dim`): axis `axis` reshaped to `sizes` (one may be -1)."""
-        return _ops.unflatten(self, axis, sizes)
+        if dim is not None:
+            axis = _ops.aliased("unflatten", "axis", axis, None, dim)
+        if axis is None or sizes is None:
+            _ops.missing("unflatten", axis=axis, sizes=sizes)
+        return _ops._unflatten(self, axis, sizes)
 
     def repeat(self: Tensor, *sizes) -> Tensor:
         """`x.repeat(2, 3)` or `x.repeat((2, 3))`."""
         return _ops.repeat_method(self, *sizes)
 
-    def repeat_interleave(self: Tensor, repeats, axis=None) -> Tensor:
+    def repeat_interleave(self: Tensor, repeats, axis=None, *, dim=None) -> Tensor:
         """PyTorch's repeat_interleave (`dim`): `repeats` an int or one count per element."""
-        return _ops.repeat_interleave(self, repeats, axis=axis)
+        if dim is not None:
+            axis = _ops.aliased("repeat_interleave", "axis", axis, None, dim)
+        return _ops._repeat_interleave(self, repeats, axis=axis)
 
-    def roll(self: Tensor, shifts, axis=None) -> Tensor:
+    def roll(self: Tensor, shifts, axis=None, *, dim=None) -> Tensor:
         """PyTorch's roll (`dims`): `shifts` and `axis` ints or tuples of one length; axis None
         rolls the flattened tensor.
         """
-        return _ops.roll(self, shifts, axis=axis)
+        if dim is not None:
+            axis = _ops.aliased("roll", "axis", axis, None, dim)
+        return _ops._roll(self, shifts, axis=axis)
 
-    def unfold(self: Tensor, axis, size, step) -> Tensor:
+    def unfold(self: Tensor, axis=None, size=None, step=None, *, dim=None) -> Tensor:
         """windows of `size` every `step` along an axis, the window last"""
-        return _ops.unfold(self, axis, size, step)
+        if dim is not None:
+            axis = _ops.aliased("unfold", "axis", axis, None, dim)
+        if axis is None or size is None or step is None:
+            _ops.missing("unfold", axis=axis, size=size, step=step)
+        return _ops._unfold(self, axis, size, step)
 
-    def cumsum(self: Tensor, axis=-1) -> Tensor:
+    def cumsum(self: Tensor, axis=-1, *, dim=None) -> Tensor:
         """running sums along an axis"""
+        if dim is not None:
+            axis = _ops.aliased("cumsum", "axis", axis, -1, dim)
         return _ops.Cumsum.apply(self, axis=axis)
 
-    def cumprod(self: Tensor, axis=-1) -> Tensor:
+    def cumprod(self: Tensor, axis=-1, *, dim=None) -> Tensor:
         """Running products; the gradient sum_{j >= i} grad_j · out_j / x_i (x nonzero)."""
+        if dim is not None:
+            axis = _ops.aliased("cumprod", "axis", axis, -1, dim)
         return _ops.Cumprod.apply(self, axis=axis)
 
-    def cummax(self: Tensor, axis=-1) -> tuple[Tensor, Tensor]:
+    def cummax(self: Tensor, axis=-1, *, dim=None) -> tuple[Tensor, Tensor]:
         """running maxima along an axis (differentiable) and their int64 indices"""
-        return _ops.cummax(self, axis=axis)
+        if dim is not None:
+            axis = _ops.aliased("cummax", "axis", axis, -1, dim)
+        return _ops._cummax(self, axis=axis)
 
-    def cummin(self: Tensor, axis=-1) -> tuple[Tensor, Tensor]:
+    def cummin(self: Tensor, axis=-1, *, dim=None) -> tuple[Tensor, Tensor]:
         """running minima along an axis (differentiable) and their int64 indices"""
-        return _ops.cummin(self, axis=axis)
+        if dim is not None:
+            axis = _ops.aliased("cummin", "axis", axis, -1, dim)
+        return _ops._cummin(self, axis=axis)
 
-    def logcumsumexp(self: Tensor, axis=-1) -> Tensor:
+    def logcumsumexp(self: Tensor, axis=-1, *, dim=None) -> Tensor:
         """log(cumsum(exp(x))): NumPy's logaddexp accumulated (no overflow, no underflow to
         -inf). The gradient, sum over j >= i of grad_j · exp(x_i - out_j), is taken over every pair
         (i, j) of the axis, each exponent <= 0, so it is exact on any range (memory: the axis's
         length squared per row).
         """
+        if dim is not None:
+            axis = _ops.aliased("logcumsumexp", "axis", axis, -1, dim)
         return _ops.LogCumSumExp.apply(self, axis=axis)
 
     def log2(self: Tensor) -> Tensor:
@@ -373,21 +475,46 @@ class TensorMethods:
         """1 / sqrt(x)"""
         return _ops.Rsqrt.apply(self)
 
-    def gather(self: Tensor, axis, index) -> Tensor:
+    def gather(self: Tensor, axis=None, index=None, *, dim=None) -> Tensor:
         """x's values at `index` along an axis: out[i][j] = x[i][index[i][j]] (axis 1)"""
-        return _ops.gather(self, axis, index)
+        if dim is not None:
+            axis = _ops.aliased("gather", "axis", axis, None, dim)
+        if axis is None or index is None:
+            _ops.missing("gather", axis=axis, index=index)
+        return _ops._gather(self, axis, index)
 
-    def scatter(self: Tensor, axis, index, src) -> Tensor:
+    def scatter(self: Tensor, axis=None, index=None, src=None, *, dim=None) -> Tensor:
         """x with src written at index along an axis"""
-        return _ops.scatter(self, axis, index, src)
+        if dim is not None:
+            axis = _ops.aliased("scatter", "axis", axis, None, dim)
+        if axis is None or index is None or src is None:
+            _ops.missing("scatter", axis=axis, index=index, src=src)
+        return _ops._scatter(self, axis, index, src)
 
-    def scatter_add(self: Tensor, axis, index, src) -> Tensor:
+    def scatter_add(self: Tensor, axis=None, index=None, src=None, *, dim=None) -> Tensor:
         """x with src summed in at index along an axis (repeats accumulate)"""
-        return _ops.scatter_add(self, axis, index, src)
+        if dim is not None:
+            axis = _ops.aliased("scatter_add", "axis", axis, None, dim)
+        if axis is None or index is None or src is None:
+            _ops.missing("scatter_add", axis=axis, index=index, src=src)
+        return _ops._scatter_add(self, axis, index, src)
 
-    def scatter_reduce(self: Tensor, axis, index, src, reduce, include_self=True) -> Tensor:
+    def scatter_reduce(
+        self: Tensor,
+        axis=None,
+        index=None,
+        src=None,
+        reduce=None,
+        include_self=True,
+        *,
+        dim=None,
+    ) -> Tensor:
         """src reduced into x at index along an axis: 'sum' or 'mean'"""
-        return _ops.scatter_reduce(self, axis, index, src, reduce, include_self=include_self)
+        if dim is not None:
+            axis = _ops.aliased("scatter_reduce", "axis", axis, None, dim)
+        if axis is None or index is None or src is None or reduce is None:
+            _ops.missing("scatter_reduce", axis=axis, index=index, src=src, reduce=reduce)
+        return _ops._scatter_reduce(self, axis, index, src, reduce, include_self=include_self)
 
     def masked_select(self: Tensor, mask) -> Tensor:
         """x's values where `mask` (broadcasting with x) is True, flattened."""
@@ -445,13 +572,17 @@ class TensorMethods:
         """floor(a / b) (Python's //) (`floor_divide`)."""
         return _ops.FloorDivide.apply(other, self)
 
-    def sort(self: Tensor, axis=-1, descending=False) -> tuple[Tensor, Tensor]:
+    def sort(self: Tensor, axis=-1, descending=False, *, dim=None) -> tuple[Tensor, Tensor]:
         """values sorted along an axis (differentiable) and their int64 indices"""
-        return _ops.sort(self, axis=axis, descending=descending)
+        if dim is not None:
+            axis = _ops.aliased("sort", "axis", axis, -1, dim)
+        return _ops._sort(self, axis=axis, descending=descending)
 
-    def argsort(self: Tensor, axis=-1, descending=False) -> Tensor:
+    def argsort(self: Tensor, axis=-1, descending=False, *, dim=None) -> Tensor:
         """the int64 indices that sort x along an axis (stable)"""
-        return _ops.argsort(self, axis=axis, descending=descending)
+        if dim is not None:
+            axis = _ops.aliased("argsort", "axis", axis, -1, dim)
+        return _ops._argsort(self, axis=axis, descending=descending)
 
     def sin(self: Tensor) -> Tensor:
         """sine"""

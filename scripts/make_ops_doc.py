@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # document this checkout, whatever minigrad is installed
 
 from minigrad.ops.registry import (  # noqa: E402  (after the path)
+    ALIASES,
     REFLECTED,
     SHAPE_RULES,
     InputSpec,
@@ -48,6 +49,7 @@ SECTIONS = {
     "minigrad.ops.convolution": "Convolution and pooling (minigrad.nn.functional as F)",
     "minigrad.ops.resampling": "Convolution and pooling (minigrad.nn.functional as F)",
     "minigrad.ops.losses": "Losses (minigrad.nn.functional as F)",
+    "minigrad.ops.nn": "Fused neural-network ops (minigrad.nn.functional as F)",
     "minigrad.nn.functional": "Fused neural-network ops (minigrad.nn.functional as F)",
     "minigrad.ops.compare": "Without gradient",
 }
@@ -133,6 +135,18 @@ def ops_markdown():
         "The PyTorch column names each op's counterpart and, in brackets, where the two "
         "differ (a bare name: alike).",
         "Adding an op: [extending.md](extending.md).",
+        "",
+        "Axes are named as in NumPy and as in PyTorch: every function and Tensor method below "
+        "that takes",
+        "`axis` or `keepdims` also takes `dim` or `keepdim`, keyword-only (`x.sum(dim=1, "
+        "keepdim=True)` is",
+        "`x.sum(axis=1, keepdims=True)`); giving both spellings with different values is "
+        "refused, naming",
+        "the op and both values. Where `axis` has no default (`gather`, `scatter`, `unfold`, "
+        "...) it is shown",
+        "here as the op declares it, and the public function takes `dim=` in its place. The "
+        "signatures below",
+        "are the declarations', without the aliases.",
     ]
     public = [op for op in ops() if not op.internal]
     for section in dict.fromkeys(SECTIONS.values()):
@@ -203,6 +217,50 @@ def _arguments(parameters, positional_defaults=False):
     return ", ".join(arguments)
 
 
+def _with_aliases(parameters):
+    """The parameters of a generated function or method: the op's own and, keyword-only,
+    PyTorch's spellings (`ALIASES`: `dim` for `axis`); an `axis` without a default gets None
+    as one, with the parameters after it that have none, so that `dim=` can stand for it. Also
+    the aliased parameters and those needed (refused when left out)."""
+    aliased = [p for p in parameters if p.name in ALIASES and p.kind is not p.KEYWORD_ONLY]
+    if not aliased:
+        return parameters, [], []
+    first = parameters.index(aliased[0])
+    needed = [p.name for p in parameters[first:] if p.default is p.empty and p.kind is
+              p.POSITIONAL_OR_KEYWORD] if aliased[0].default is aliased[0].empty else []
+    public = [p.replace(default=None) if p.name in needed else p for p in parameters]
+    at = next((i for i, p in enumerate(public) if p.kind is p.VAR_KEYWORD), len(public))
+    keyword_only = [inspect.Parameter(ALIASES[p.name], inspect.Parameter.KEYWORD_ONLY,
+                                      default=None) for p in aliased]
+    return public[:at] + keyword_only + public[at:], aliased, needed
+
+
+def _alias_lines(name, aliased, needed, indent, helpers):
+    """`axis = aliased(...)` where `dim` is given (one `is not None` test where it is not),
+    then `missing(...)` where a needed parameter is None."""
+    lines = []
+    for p in aliased:
+        alias = ALIASES[p.name]
+        default = "None" if p.name in needed else _default(p)
+        lines += [f"{indent}if {alias} is not None:",
+                  f'{indent}    {p.name} = {helpers}aliased("{name}", "{p.name}", {p.name}, '
+                  f"{default}, {alias})"]
+    if needed:
+        lines += [f"{indent}if {' or '.join(f'{n} is None' for n in needed)}:",
+                  f'{indent}    {helpers}missing("{name}", '
+                  f"{', '.join(f'{n}={n}' for n in needed)})"]
+    return lines
+
+
+def _def_line(indent, name, header, returns, suffix=""):
+    """`def name(header) -> returns:`, its parameters on lines of their own past 100 columns."""
+    line = f"{indent}def {name}({header}) -> {returns}:{suffix}"
+    if len(line) <= 100:
+        return [line]
+    return [f"{indent}def {name}(", *(f"{indent}    {part}," for part in header.split(", ")),
+            f"{indent}) -> {returns}:{suffix}"]
+
+
 def _docstring(text, indent):
     lines = inspect.cleandoc(text).split("\n")
     body = "\n".join((indent + line) if line else "" for line in lines)
@@ -231,9 +289,16 @@ def _isort_key(name):
                                     for part in re.split(r"(\d+)", name)])
 
 
+def _aliased_function(entry):
+    """An op declared on a function that has `axis` or `keepdims`: its public function is
+    written here, settling `dim`/`keepdim` and calling the declared one (`_<name>`)."""
+    return entry.function is not None and bool(_with_aliases(parameters(entry))[1])
+
+
 def functions_source():
     """minigrad/ops/functions.py: a function for each op declared on its class, and the `mg`
-    namespace (`__all__`): those functions and the ops declared on functions."""
+    namespace (`__all__`): those functions and the ops declared on functions (written out too
+    where they take `dim`/`keepdim`)."""
     imports, definitions, exported = {}, [], []
     for entry in ops():
         if entry.function is None:
@@ -241,10 +306,22 @@ def functions_source():
             imports.setdefault(_relative(cls.__module__), set()).add(cls.__name__)
             inputs = forward_parameters(cls)
             annotation = _tensor_annotation(cls)
-            header = _header(inputs, lambda p, a=annotation: a)
-            definitions += ["", "", f"def {entry.name}({header}) -> Tensor:",
+            public, aliased, needed = _with_aliases(inputs)
+            header = _header(public, lambda p, a=annotation: a)
+            definitions += ["", "", *_def_line("", entry.name, header, "Tensor"),
                             _docstring(cls.__doc__ or entry.summary, "    "),
-                            f"    return {cls.__name__}.apply({_arguments(inputs)})"]
+                            *_alias_lines(entry.name, aliased, needed, "    ", ""),
+                            *_return_line("    ", f"{cls.__name__}.apply", _arguments(inputs))]
+        elif _aliased_function(entry):
+            imports.setdefault(_relative(entry.function.__module__), set()).add(
+                f"{entry.name} as _{entry.name}")
+            inputs = parameters(entry)
+            public, aliased, needed = _with_aliases(inputs)
+            definitions += ["", "", *_def_line("", entry.name, _header(public, lambda p: ""),
+                                               _return_annotation(entry)),
+                            _docstring(entry.function.__doc__ or entry.summary, "    "),
+                            *_alias_lines(entry.name, aliased, needed, "    ", ""),
+                            *_return_line("    ", f"_{entry.name}", _arguments(inputs))]
         elif entry.namespace == "mg" or entry.method is not None or entry.operators:
             names = [entry.name] if entry.method_function is None or entry.namespace == "mg" \
                 else []
@@ -257,16 +334,24 @@ def functions_source():
              GENERATED,
              "An op declared on a function (`where`, `matmul`, ...) is that function, imported "
              "here; one",
-             "declared on its Function class is written out below, with the class's docstring."
+             "declared on its Function class is written out below, with the class's docstring, "
+             "and so is",
+             "each function with `axis`/`keepdims`: it takes PyTorch's `dim`/`keepdim` too "
+             "(`aliased`)."
              '"""', ""]
     imports["..tensor"] = {"Operand", "Tensor"}
-    used = set(exported) | {"Operand", "Tensor"} | {
+    imports[".registry"] = {"aliased", "missing"}  # the methods' too: `_ops.aliased`
+    used = set(exported) | {"Operand", "Tensor", "aliased", "missing"} | {
         entry.functions[0].__name__ for entry in ops() if entry.function is None}
-    for module in sorted(imports):  # as isort: `..` before `.`
-        names = sorted(imports[module], key=_isort_key)
-        lines += [f"from {module} import (",
-                  *(f"    {name}," + ("" if name in used else "  # noqa: F401  (a Tensor method's)")
-                    for name in names), ")"]
+    for module in sorted(imports):  # as isort: `..` before `.`, `x as _x` each on its own
+        names = sorted((n for n in imports[module] if " as " not in n), key=_isort_key)
+        renamed = sorted((n for n in imports[module] if " as " in n), key=_isort_key)
+        groups = ([names] if names else []) + [[name] for name in renamed]
+        for group in sorted(groups, key=lambda group: _isort_key(group[0])):
+            lines += [f"from {module} import (",
+                      *(f"    {name}," + ("" if name in used or " as " in name
+                                          else "  # noqa: F401  (a Tensor method's)")
+                        for name in group), ")"]
     lines += ["", "__all__ = [", *(f'    "{name}",' for name in exported), "]"]
     lines += definitions
     lines += [""]
@@ -277,10 +362,11 @@ def _method_target(entry):
     """What a generated method calls, through minigrad/ops/functions.py (`_ops`)."""
     if entry.function is None:
         return f"_ops.{entry.functions[0].__name__}.apply"
-    return f"_ops.{entry.name}"
+    return f"_ops._{entry.name}" if _aliased_function(entry) else f"_ops.{entry.name}"
 
 
 def _method(entry):
+    aliased, needed = [], []
     if entry.method_function is not None:
         own = list(inspect.signature(entry.method_function).parameters.values())
         target = f"_ops.{entry.method_function.__name__}"
@@ -291,19 +377,34 @@ def _method(entry):
                *parameters(entry)[1:]]
         target = _method_target(entry)
         arguments = _arguments(own)
+        own, aliased, needed = _with_aliases(own)  # settled here, then the op is called
         doc = (entry.functions[0].__doc__ if entry.function is None else entry.function.__doc__)
     returns = _return_annotation(entry)
     header = _header(own, lambda p: ": Tensor" if p.name == "self" else "")
-    return ["", f"    def {entry.method}({header}) -> {returns}:",
+    return ["", *_def_line("    ", entry.method, header, returns),
             _docstring(doc or entry.summary, "        "),
-            f"        return {target}({arguments})"]
+            *_alias_lines(entry.name, aliased, needed, "        ", "_ops."),
+            *_return_line("        ", target, arguments)]
+
+
+def _return_line(indent, target, arguments):
+    """`return target(arguments)`, the arguments on lines of their own past 100 columns."""
+    line = f"{indent}return {target}({arguments})"
+    if len(line) <= 100:
+        return [line]
+    return [f"{indent}return {target}(", *(f"{indent}    {part}," for part in
+                                            arguments.split(", ")), f"{indent})"]
 
 
 def _return_annotation(entry):
     if entry.function is None:
         return "Tensor"
     annotation = inspect.signature(entry.function).return_annotation
-    return "Tensor" if annotation is inspect.Parameter.empty else annotation
+    if annotation is inspect.Parameter.empty:
+        return "Tensor"
+    if isinstance(annotation, str):
+        return annotation
+    return inspect.formatannotation(annotation, "minigrad.tensor")  # Tensor, not the module's
 
 
 def _operator(entry, name):

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..autograd import is_anomaly_enabled
 from ..errors import DeviceError, DTypeError, ShapeError
-from ..ops import elementwise, reduce, references
 from ..ops import nn as ops
+from ..ops import references
 from ..ops.convolution import avg_pool2d as avg_pool2d
 from ..ops.convolution import conv2d as conv2d
 from ..ops.convolution import conv_transpose2d as conv_transpose2d
@@ -36,11 +36,17 @@ from ..ops.functions import (
 from ..ops.functions import (
     leaky_relu as leaky_relu,
 )
+from ..ops.functions import (  # softmax and its kin: minigrad/ops/nn.py
+    log_softmax as log_softmax,
+)
 from ..ops.functions import (
     logsigmoid as logsigmoid,
 )
 from ..ops.functions import (
     mish as mish,
+)
+from ..ops.functions import (
+    normalize as normalize,
 )
 from ..ops.functions import (
     relu as relu,
@@ -53,6 +59,12 @@ from ..ops.functions import (
 )
 from ..ops.functions import (
     silu as silu,
+)
+from ..ops.functions import (
+    softmax as softmax,
+)
+from ..ops.functions import (
+    softmin as softmin,
 )
 from ..ops.functions import (
     softplus as softplus,
@@ -71,46 +83,6 @@ from ..ops.padding import pad as pad
 from ..ops.registry import InputSpec, op
 from ..ops.resampling import interpolate as interpolate
 from ..tensor import Tensor
-
-
-@op(functions=(ops.Softmax,), reference=references.softmax_reference, namespace="F",
-    spec=InputSpec("softmax-like", mask=True),
-    summary="probabilities along an axis; masked entries get 0, a fully masked row is zeros",
-    pytorch="`F.softmax` (`axis` for `dim`; `mask=` True = excluded; a fully masked row is "
-            "zeros, not NaN)")
-def softmax(x, axis=-1, mask=None) -> Tensor:
-    """Probabilities along `axis`; entries where `mask` is True get 0. A fully masked row is all
-    zeros, with zero gradient."""
-    return ops.Softmax.apply(x, axis=axis, mask=None if mask is None else mask_array(
-        "softmax", mask, x))
-
-
-@op(functions=(ops.Softmax, elementwise.Negative),
-    reference=lambda x, axis=-1: references.softmax_reference(-x, axis=axis), namespace="F",
-    spec=InputSpec("softmax-like"), summary="softmax(-x): probabilities, small values first",
-    pytorch="`F.softmin` (`axis` for `dim`)")
-def softmin(x, axis=-1) -> Tensor:
-    return ops.Softmax.apply(-x, axis=axis)
-
-
-@op(functions=(elementwise.Divide, elementwise.Maximum, elementwise.Power, elementwise.Abs,
-               reduce.Sum),
-    reference=references.normalize_reference, namespace="F",
-    spec=InputSpec("softmax-like", kinks=(0.0,), options={"p": (2.0, 1.0, 3.0)}),
-    summary="x / max(‖x‖_p, eps) along an axis",
-    pytorch="`F.normalize` (`axis` for `dim`)")
-def normalize(x, p=2.0, axis=1, eps=1e-12) -> Tensor:
-    """x divided by its p-norm along `axis` (PyTorch's `dim`, default 1), the norm at least
-    eps."""
-    norm = (x.abs() ** p).sum(axis=axis, keepdims=True) ** (1 / p)
-    return x / norm.maximum(eps)
-
-
-@op(functions=(ops.LogSoftmax,), reference=references.log_softmax_reference, namespace="F",
-    spec=InputSpec("softmax-like"), summary="log of softmax, stable",
-    pytorch="`F.log_softmax` (`axis` for `dim`)")
-def log_softmax(x, axis=-1) -> Tensor:
-    return ops.LogSoftmax.apply(x, axis=axis)
 
 
 @op(functions=(ops.LayerNorm, ops.LayerNormInputGradient), namespace="F",

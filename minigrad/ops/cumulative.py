@@ -31,7 +31,7 @@ def _reverse_cumsum(grad: Tensor, axis: int) -> Tensor:
 
 
 @op(reference=lambda x, axis=-1: np.cumsum(x, axis=axis), spec=ALONG, method=True,
-    summary="running sums along an axis", pytorch="`torch.cumsum` (`dim` there)")
+    summary="running sums along an axis", pytorch="`torch.cumsum`")
 class Cumsum(BuiltinFunction):
     name = "cumsum"
 
@@ -46,8 +46,8 @@ class Cumsum(BuiltinFunction):
 @op(reference=lambda x, axis=-1: np.cumprod(x, axis=axis), method=True,
     spec=InputSpec("softmax-like", kinks=(0.0,)),
     summary="running products along an axis",
-    pytorch="`torch.cumprod` (`dim` there); the gradient divides by x: NaN where x = 0, "
-            "where PyTorch's is finite")
+    pytorch="`torch.cumprod` (the gradient divides by x: NaN where x = 0, "
+            "where PyTorch's is finite)")
 class Cumprod(BuiltinFunction):
     """Running products; the gradient sum_{j >= i} grad_j · out_j / x_i (x nonzero)."""
 

@@ -59,7 +59,7 @@ def gather_reference(x, axis, index) -> np.ndarray:
 
 @op(functions=(GetItem,), reference=gather_reference, spec=InputSpec("gather"), method=True,
     summary="x's values at `index` along an axis: out[i][j] = x[i][index[i][j]] (axis 1)",
-    pytorch="`torch.gather` (`dim`)")
+    pytorch="`torch.gather`")
 def gather(x, axis, index) -> Tensor:
     axis = _axis("gather", axis, x)
     array = _index_array("gather", index, x, axis)
@@ -100,7 +100,7 @@ def scatter_reference(x, axis, index, src) -> np.ndarray:
 
 @op(functions=(Scatter, GetItem), reference=scatter_reference, spec=InputSpec("scatter"),
     method=True, summary="x with src written at index along an axis",
-    pytorch="`torch.scatter` (`dim`; src of index's shape, each position written once)")
+    pytorch="`torch.scatter` (src of index's shape, each position written once)")
 def scatter(x, axis, index, src) -> Tensor:
     axis = _axis("scatter", axis, x)
     array = _index_array("scatter", index, x, axis)
@@ -128,7 +128,7 @@ def scatter_add_reference(x, axis, index, src) -> np.ndarray:
 @op(functions=(Add, IndexAdd, GetItem), reference=scatter_add_reference,
     spec=InputSpec("scatter_add"), method=True,
     summary="x with src summed in at index along an axis (repeats accumulate)",
-    pytorch="`torch.scatter_add` (`dim`; src of index's shape)")
+    pytorch="`torch.scatter_add` (src of index's shape)")
 def scatter_add(x, axis, index, src) -> Tensor:
     axis = _axis("scatter_add", axis, x)
     array = _index_array("scatter_add", index, x, axis)
@@ -159,7 +159,7 @@ def _counts(xp, x, axis, index) -> Any:
     spec=InputSpec("scatter_add", options={"reduce": ("sum", "mean"),
                                            "include_self": (True, False)}),
     method=True, summary="src reduced into x at index along an axis: 'sum' or 'mean'",
-    pytorch="`torch.scatter_reduce` (`dim`; 'sum' and 'mean' only, not 'prod', 'amax', "
+    pytorch="`torch.scatter_reduce` ('sum' and 'mean' only, not 'prod', 'amax', "
             "'amin')")
 def scatter_reduce(x, axis, index, src, reduce, include_self=True) -> Tensor:
     if reduce not in ("sum", "mean"):

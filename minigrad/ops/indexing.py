@@ -127,7 +127,7 @@ def index_add(values, index, shape) -> Tensor:
 @op(functions=(GetItem,), reference=topk_reference,
     spec=InputSpec("topk", distinct=True, options={"largest": (True, False)}),
     summary="the k largest (or smallest) values (differentiable), their indices",
-    pytorch="`torch.topk` (`dim`; always sorted)")
+    pytorch="`torch.topk` (always sorted)")
 def topk(x, k, axis=-1, largest=True) -> tuple[Tensor, Tensor]:
     """The k largest values along `axis`, largest first (`largest=False`: the k smallest,
     smallest first), and their int64 indices.

@@ -13,13 +13,16 @@ from ..autograd import BuiltinFunction
 from ..backend.kernels import rows_of
 from ..errors import ShapeError
 from ..tensor import Tensor
-from .elementwise import erf_array
+from .elementwise import Abs, Divide, Maximum, Negative, Power, erf_array, mask_array
 from .indexing import IndexAdd
-from .reduce import normalize_axes
+from .reduce import Sum, normalize_axes
 from .references import (
     cross_entropy_backward_reference,
     erf_reference,
     layer_norm_input_gradient_reference,
+    log_softmax_reference,
+    normalize_reference,
+    softmax_reference,
 )
 from .registry import InputSpec, op
 
@@ -69,6 +72,46 @@ class LogSoftmax(BuiltinFunction):
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         probabilities = self.output().exp()
         return (grad - probabilities * grad.sum(axis=self.axis, keepdims=True),)
+
+
+@op(functions=(Softmax,), reference=softmax_reference, namespace="F",
+    spec=InputSpec("softmax-like", mask=True),
+    summary="probabilities along an axis; masked entries get 0, a fully masked row is zeros",
+    pytorch="`F.softmax` (`mask=` True = excluded; a fully masked row is "
+            "zeros, not NaN)")
+def softmax(x, axis=-1, mask=None) -> Tensor:
+    """Probabilities along `axis`; entries where `mask` is True get 0. A fully masked row is all
+    zeros, with zero gradient."""
+    return Softmax.apply(x, axis=axis, mask=None if mask is None else mask_array(
+        "softmax", mask, x))
+
+
+@op(functions=(Softmax, Negative),
+    reference=lambda x, axis=-1: softmax_reference(-x, axis=axis), namespace="F",
+    spec=InputSpec("softmax-like"), summary="softmax(-x): probabilities, small values first",
+    pytorch="`F.softmin`")
+def softmin(x, axis=-1) -> Tensor:
+    return Softmax.apply(-x, axis=axis)
+
+
+@op(functions=(Divide, Maximum, Power, Abs,
+               Sum),
+    reference=normalize_reference, namespace="F",
+    spec=InputSpec("softmax-like", kinks=(0.0,), options={"p": (2.0, 1.0, 3.0)}),
+    summary="x / max(‖x‖_p, eps) along an axis",
+    pytorch="`F.normalize`")
+def normalize(x, p=2.0, axis=1, eps=1e-12) -> Tensor:
+    """x divided by its p-norm along `axis` (PyTorch's `dim`, default 1), the norm at least
+    eps."""
+    norm = (x.abs() ** p).sum(axis=axis, keepdims=True) ** (1 / p)
+    return x / norm.maximum(eps)
+
+
+@op(functions=(LogSoftmax,), reference=log_softmax_reference, namespace="F",
+    spec=InputSpec("softmax-like"), summary="log of softmax, stable",
+    pytorch="`F.log_softmax`")
+def log_softmax(x, axis=-1) -> Tensor:
+    return LogSoftmax.apply(x, axis=axis)
 
 
 class LayerNorm(BuiltinFunction):

@@ -67,7 +67,7 @@ class Reduction(BuiltinFunction):
 
 
 @op(reference=np.sum, spec=REDUCE, summary="sum over axes (in `dtype` if given)", method=True,
-    pytorch="`torch.sum` (`axis`/`keepdims` for `dim`/`keepdim`)")
+    pytorch="`torch.sum`")
 class Sum(Reduction):
     """The sum over axes; `dtype` the accumulator's and the result's (NumPy's and PyTorch's:
     int32 summed as int64, float32 as float64), the gradient back in the input's dtype."""
@@ -90,7 +90,7 @@ class Sum(Reduction):
 
 
 @op(reference=np.mean, spec=REDUCE, summary="mean over axes", method=True,
-    pytorch="`torch.mean` (`axis`/`keepdims` for `dim`/`keepdim`)")
+    pytorch="`torch.mean`")
 class Mean(Reduction):
     name = "mean"
     float_only = True

@@ -19,6 +19,9 @@ and, where it asks for them, a `Tensor` method and operators, installed on `Tens
 declared: a name `Tensor` already has is refused unless the declaration says
 `overrides=True`. It joins no table and no namespace, and is checked with
 `minigrad.testing.check_op`.
+
+PyTorch's spellings: every generated function and method with an `axis` or `keepdims`
+parameter also takes `dim` or `keepdim` (`ALIASES`), keyword-only, settled by `aliased`.
 """
 
 import inspect
@@ -139,9 +142,10 @@ class Op:
 
     @property
     def call(self) -> Callable:
-        """The op's public function: the declared one, or for a user's op declared on its
-        class the one `op` made (a built-in op declared on its class has its function in the
-        generated `minigrad/ops/functions.py`: `minigrad.testing.public_function`)."""
+        """The op's declared function, or for a user's op declared on its class the one `op`
+        made (a built-in op declared on its class, or with `axis`/`keepdims`, has its public
+        function in the generated `minigrad/ops/functions.py`:
+        `minigrad.testing.public_function`)."""
         if self.function is None:
             raise OpDefinitionError(
                 f"op {self.name!r}: a built-in op declared on its class; its function is "
@@ -155,6 +159,26 @@ class Op:
 
 
 Declared = TypeVar("Declared")  # the decorated class or function, returned as it is
+
+# NumPy's parameter names and PyTorch's for them, both accepted wherever the first is.
+ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def aliased(op_name: str, name: str, value: Any, default: Any, alias: Any) -> Any:
+    """The value of `name` (`axis`) when its alias (`dim`) is given: the alias's, refused where
+    `name` was given too (not its default) with another value."""
+    if value is not default and value != default and value != alias:
+        raise TypeError(f"{op_name}: {name}={value!r} and {ALIASES[name]}={alias!r} disagree; "
+                        f"pass one of them ({ALIASES[name]} is PyTorch's name for {name})")
+    return alias
+
+
+def missing(op_name: str, **values: Any) -> None:
+    """Refuse a call that left out a parameter (None) the op needs."""
+    names = [name for name, value in values.items() if value is None]
+    raise TypeError(f"{op_name}: missing {', '.join(names)}"
+                    + (" (dim= may stand for axis)" if "axis" in names else ""))
+
 
 _TABLE: list[Op] = []  # the ops declared inside minigrad, in the order they were declared
 

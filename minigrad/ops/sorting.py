@@ -35,7 +35,7 @@ def _sort_reference(x, axis=-1, descending=False) -> tuple[np.ndarray, np.ndarra
 
 @op(functions=(GetItem,), reference=_sort_reference, spec=SORTED, method=True,
     summary="values sorted along an axis (differentiable) and their int64 indices",
-    pytorch="`torch.sort` (`dim`; the sort is always stable here)")
+    pytorch="`torch.sort` (the sort is always stable here)")
 def sort(x, axis=-1, descending=False) -> tuple[Tensor, Tensor]:
     axis, indices = _order("sort", x, axis, descending)
     if x.ndim == 0:
@@ -49,6 +49,6 @@ def sort(x, axis=-1, descending=False) -> tuple[Tensor, Tensor]:
 @op(reference=lambda x, axis=-1, descending=False: _sort_reference(x, axis, descending)[1],
     spec=SORTED, method=True, differentiable=False,
     summary="the int64 indices that sort x along an axis (stable)",
-    pytorch="`torch.argsort` (`dim`; always stable here)")
+    pytorch="`torch.argsort` (always stable here)")
 def argsort(x, axis=-1, descending=False) -> Tensor:
     return Tensor._make(_order("argsort", x, axis, descending)[1], x.backend)

@@ -28,9 +28,13 @@ from .strategies import Case
 
 
 def public_function(op: Any) -> Callable:
-    """The function users call for `op` (an `Op` record): the declared one, or for a built-in
-    op declared on its class its function in the generated `minigrad/ops/functions.py`."""
-    return op.function if op.function is not None else getattr(functions, op.name)
+    """The function users call for `op` (an `Op` record): its function in the generated
+    `minigrad/ops/functions.py` for a built-in op declared on its class or taking `dim` there
+    (one with `axis`/`keepdims`), the declared one otherwise."""
+    if op.function is not None and (not op.function.__module__.startswith("minigrad.")
+                                    or not hasattr(functions, op.name)):
+        return op.function
+    return getattr(functions, op.name)
 
 
 def check_case(op, case, device="cpu") -> None:
