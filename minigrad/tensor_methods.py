@@ -476,7 +476,7 @@ class TensorMethods:
         return _ops.Rsqrt.apply(self)
 
     def gather(self: Tensor, axis=None, index=None, *, dim=None) -> Tensor:
-        """x's values at `index` along an axis: out[i][j] = x[i][index[i][j]] (axis 1)"""
+        """x's values at `index` along an axis: `out[i][j] = x[i][index[i][j]]` (axis 1)"""
         if dim is not None:
             axis = _ops.aliased("gather", "axis", axis, None, dim)
         if axis is None or index is None:

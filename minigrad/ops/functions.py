@@ -828,7 +828,7 @@ def logaddexp(a: Operand, b: Operand) -> Tensor:
 
 
 def gather(x, axis=None, index=None, *, dim=None) -> Tensor:
-    """x's values at `index` along an axis: out[i][j] = x[i][index[i][j]] (axis 1)"""
+    """x's values at `index` along an axis: `out[i][j] = x[i][index[i][j]]` (axis 1)"""
     if dim is not None:
         axis = aliased("gather", "axis", axis, None, dim)
     if axis is None or index is None:

@@ -58,7 +58,7 @@ def gather_reference(x, axis, index) -> np.ndarray:
 
 
 @op(functions=(GetItem,), reference=gather_reference, spec=InputSpec("gather"), method=True,
-    summary="x's values at `index` along an axis: out[i][j] = x[i][index[i][j]] (axis 1)",
+    summary="x's values at `index` along an axis: `out[i][j] = x[i][index[i][j]]` (axis 1)",
     pytorch="`torch.gather`")
 def gather(x, axis, index) -> Tensor:
     axis = _axis("gather", axis, x)
