@@ -124,19 +124,21 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     differentiable=False, summary="index of the largest value (int64)")
 def argmax(x, axis=None, keepdims=False) -> Tensor:
     """Index of the largest value (the first one at ties), int64."""
-    if axis is not None:  # a 0-d tensor's only axis: its one element
-        axis = (normalize_axes("argmax", axis, x.ndim) or (None,))[0]
-    out = x.data.argmax(axis=axis, keepdims=keepdims)
-    return Tensor._make(x.backend.xp.asarray(out, dtype="int64"), x.backend)
+    return _arg_reduce("argmax", x, axis, keepdims)
 
 
 @op(reference=np.argmin, spec=InputSpec("arg-reduce", distinct=True), method=True,
     differentiable=False, summary="index of the smallest value (int64)")
 def argmin(x, axis=None, keepdims=False) -> Tensor:
     """Index of the smallest value (the first one at ties), int64."""
+    return _arg_reduce("argmin", x, axis, keepdims)
+
+
+def _arg_reduce(name: str, x: Tensor, axis, keepdims: bool) -> Tensor:
+    """`x.data.argmax` or `argmin` (`name`) over one axis or all, as an int64 tensor."""
     if axis is not None:  # a 0-d tensor's only axis: its one element
-        axis = (normalize_axes("argmin", axis, x.ndim) or (None,))[0]
-    out = x.data.argmin(axis=axis, keepdims=keepdims)
+        axis = (normalize_axes(name, axis, x.ndim) or (None,))[0]
+    out = getattr(x.data, name)(axis=axis, keepdims=keepdims)
     return Tensor._make(x.backend.xp.asarray(out, dtype="int64"), x.backend)
 
 
