@@ -9,7 +9,7 @@ Ctrl-C stops after the current step, saves last.npz in --out and exits with stat
 from transformer import cli, options
 from transformer.pipeline import resume_run, start_run
 from transformer.run_spec import RunSpec, TaskSpec
-from transformer.training import TrainingConfig
+from transformer.training_config import TrainingConfig
 
 COPY_JOB = RunSpec(
     task=TaskSpec("copy"),

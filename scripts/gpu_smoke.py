@@ -105,7 +105,8 @@ def trainer_steps(device, dtype):  # the model's own dtype, float32
     from transformer.builders import build_model_config, build_vocab
     from transformer.data import load_task
     from transformer.data.batching import BatchIterator, encode_pairs
-    from transformer.training import Trainer, TrainingConfig
+    from transformer.training import Trainer
+    from transformer.training_config import TrainingConfig
 
     config = TrainingConfig(steps=3, batch_size=16, warmup_steps=2, log_every=1,
                             eval_every=1000, checkpoint_every=1000, progress=False)

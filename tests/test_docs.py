@@ -42,7 +42,8 @@ from minigrad.nn import functional as F
 from transformer import Transformer, TransformerConfig
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import BatchIterator, encode_pairs, make_batch
-from transformer.training import Trainer, TrainingConfig
+from transformer.training import Trainer
+from transformer.training_config import TrainingConfig
 sentences = ["a b c", "b c d", "c d a", "d a b", "a c", "b d"]
 valid = [Example(s, s, "copy") for s in sentences]
 vocab = Vocab.build([tokenize(s) for s in sentences])

@@ -4,7 +4,7 @@ the tests and `benchmarks/task_step.py` read them from here; where the README an
 state one, a test checks it against this object."""
 
 from .run_spec import MonitorSpec, RunSpec, TaskSpec
-from .training import TrainingConfig
+from .training_config import TrainingConfig
 
 # CPU-sized: a 0.3M-parameter model on the toy grammar, trained in minutes on two cores.
 MAIN_JOB = RunSpec(

@@ -20,7 +20,7 @@ from .data import TASKS
 from .errors import ConfigError
 from .main_job import FLOW_EVERY, MAIN_JOB
 from .run_spec import RunSpec
-from .training import SCHEDULES
+from .training_config import SCHEDULES
 
 
 @dataclass(frozen=True)

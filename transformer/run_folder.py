@@ -26,10 +26,10 @@ from .data.tokenizer import WORDS, WordTokenizer
 from .data.vocab import Vocab
 from .errors import CheckpointError, ConfigError
 from .model import Transformer
+from .run_spec import RunSpec
 
 if TYPE_CHECKING:
     from .data.subword import SubwordTokenizer
-    from .run_spec import RunSpec
 
 # The files a run writes; a folder holding any other file is not replaced. A subword run also
 # has its two SentencePiece models, TOKENIZER_FILES.
@@ -174,8 +174,6 @@ class RunFolder:
     def spec(self) -> RunSpec:
         """The run's RunSpec, from config.json (of today's layout or the earlier one);
         CheckpointError, naming the file, when it is not one."""
-        from .run_spec import RunSpec  # it reads the Trainer's settings, whose module reads
-        #                                run folders
         try:
             return RunSpec.from_dict(self.read_json("config.json"))
         except (ConfigError, TypeError, AttributeError) as error:

@@ -26,7 +26,7 @@ from .config import TransformerConfig
 from .data import DATA_TASKS, TASKS
 from .errors import ConfigError
 from .rules import BOOLEAN, TEXT, at_least, one_of, optional
-from .training import TrainingConfig
+from .training_config import TrainingConfig
 
 
 @dataclass(frozen=True)

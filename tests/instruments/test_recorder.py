@@ -15,7 +15,8 @@ from transformer import Transformer, TransformerConfig
 from transformer.data import Example, Vocab, tokenize
 from transformer.data.batching import BatchIterator, encode_pairs
 from transformer.instruments import ROW_FIELDS, GradientFlowRecorder, residual_blocks, select
-from transformer.training import Trainer, TrainingConfig
+from transformer.training import Trainer
+from transformer.training_config import TrainingConfig
 
 PAD, VOCAB = 0, 11
 SRC = np.array([[3, 4, 5, 6, PAD], [7, 3, 8, 9, 10]])

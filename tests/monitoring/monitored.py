@@ -13,7 +13,7 @@ from pathlib import Path
 from transformer.data import load_task
 from transformer.pipeline import start_run
 from transformer.run_spec import MonitorSpec, RunSpec
-from transformer.training import TrainingConfig
+from transformer.training_config import TrainingConfig
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ from transformer.data.batching import encode_pairs
 from transformer.pipeline import start_run
 from transformer.run_spec import RunSpec, TaskSpec
 from transformer.study.toolkit import EXPERIMENTS, Scale, Study, TaskData, summary_figure
-from transformer.training import TrainingConfig
+from transformer.training_config import TrainingConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTENCE = "the animal didn't cross the street because it was too tired"

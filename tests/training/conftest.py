@@ -14,7 +14,7 @@ from transformer.data import Example, load_task
 from transformer.data.grammar import toy_en_es
 from transformer.pipeline import start_run
 from transformer.run_spec import RunSpec, TaskSpec
-from transformer.training import TrainingConfig
+from transformer.training_config import TrainingConfig
 
 MEMORIZING_MODEL = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
                     "d_ff": 64, "dropout": 0.0}

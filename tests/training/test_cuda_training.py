@@ -13,7 +13,8 @@ from transformer.builders import build_model_config, build_vocab
 from transformer.data import load_task
 from transformer.data.batching import BatchIterator, encode_pairs
 from transformer.decoding import beam_search
-from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
+from transformer.training import Callback, NonFiniteLossError, Trainer
+from transformer.training_config import TrainingConfig
 
 pytestmark = pytest.mark.gpu  # the cuda suite (`pytest -m gpu`): real CuPy on a GPU
 

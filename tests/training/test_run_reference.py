@@ -25,7 +25,7 @@ import minigrad as mg
 from transformer.data import load_task
 from transformer.pipeline import resume_run, start_run
 from transformer.run_spec import RunSpec, TaskSpec
-from transformer.training import TrainingConfig
+from transformer.training_config import TrainingConfig
 
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "short_run.json"
 MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,

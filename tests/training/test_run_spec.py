@@ -19,7 +19,8 @@ from transformer.main_job import MAIN_JOB
 from transformer.options import OPTIONS, RESUMABLE, WITHOUT_FLAG
 from transformer.run_folder import RunFolder
 from transformer.run_spec import MonitorSpec, RunSpec, TaskSpec, paths
-from transformer.training import Trainer, TrainingConfig
+from transformer.training import Trainer
+from transformer.training_config import TrainingConfig
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "short_run.json"
 

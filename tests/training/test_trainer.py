@@ -29,7 +29,8 @@ from transformer.evaluation import evaluate
 from transformer.pipeline import resume_run, start_run
 from transformer.run_folder import RunFolder
 from transformer.run_spec import RunSpec, TaskSpec
-from transformer.training import Callback, NonFiniteLossError, Trainer, TrainingConfig
+from transformer.training import Callback, NonFiniteLossError, Trainer
+from transformer.training_config import TrainingConfig
 
 TINY_MODEL = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
               "d_ff": 32, "dropout": 0.1}

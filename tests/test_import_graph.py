@@ -1,4 +1,4 @@
-"""minigrad has no import circle: the graph of its modules' imports (at module level or inside
+"""Neither minigrad nor transformer has an import circle: the graph of a package's imports (at module level or inside
 a function, read from the source; those under `if TYPE_CHECKING:` aside, which only the type
 checker follows) has no cycle, so every module can be read, and imported, after what it
 uses."""
@@ -6,16 +6,19 @@ uses."""
 import ast
 from pathlib import Path
 
+import pytest
+
 import minigrad
+import transformer
 
-PACKAGE = Path(minigrad.__file__).resolve().parent
 
-
-def _modules():
-    """module name -> (path, whether it is a package's __init__)."""
+def _modules(package):
+    """module name -> (path, whether it is a package's __init__), for every module of the
+    package `package` (a module object)."""
+    root = Path(package.__file__).resolve().parent
     modules = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
         is_package = parts[-1] == "__init__"
         modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
     return modules
@@ -27,7 +30,7 @@ def _is_type_checking(node):
 
 
 def _imported(name, path, is_package, modules):
-    """The minigrad modules `name` imports (a package imported for its submodule aside)."""
+    """The modules of `modules` that `name` imports (a package imported for its submodule aside)."""
     package = name if is_package else name.rpartition(".")[0]
     found = set()
 
@@ -80,8 +83,9 @@ def _cycle(graph):
     return None
 
 
-def test_minigrad_has_no_import_circle():
-    modules = _modules()
+@pytest.mark.parametrize("package", [minigrad, transformer], ids=lambda p: p.__name__)
+def test_the_package_has_no_import_circle(package):
+    modules = _modules(package)
     graph = {name: _imported(name, path, is_package, modules)
              for name, (path, is_package) in modules.items()}
     cycle = _cycle(graph)
