@@ -1,7 +1,7 @@
-"""Neither minigrad nor transformer has an import circle: the graph of a package's imports (at module level or inside
-a function, read from the source; those under `if TYPE_CHECKING:` aside, which only the type
-checker follows) has no cycle, so every module can be read, and imported, after what it
-uses."""
+"""Neither minigrad nor transformer has an import circle: the graph of a package's imports
+(at module level or inside a function, read from the source; those under `if TYPE_CHECKING:`
+aside, which only the type checker follows) has no cycle, so every module can be read, and
+imported, after what it uses."""
 
 import ast
 from pathlib import Path
