@@ -110,7 +110,7 @@ def rezero(study: Study) -> Outcome:
     figure = plot_curves({label: curve for label, curve in curves.items()
                           if any(f"lr {best[v]:g}" in label and label.startswith(f"{v}, {depth}")
                                  for v in SCHEMES) or f"{scale.deep} layers" in label},
-                         f"E8: training loss at each scheme's best constant rate, no warm-up "
+                         f"E8: training loss at each scheme's best constant rate,\nno warm-up "
                          f"(target {target:g})", "step", "training loss")
     return Outcome("E8", "rezero", "Bachlechner et al. 2020, §1",
                    f"identity at init; steps to training loss {target:g} (budget {steps})",
