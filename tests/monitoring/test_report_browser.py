@@ -131,12 +131,18 @@ def test_the_page_shows_every_curve_the_results_and_every_head_offline(monitored
         titles = [e.text for e in driver.find_elements(By.CSS_SELECTOR,
                                                         "#curves .annotation-text")]
         assert titles == CURVES
-        legend = {e.text for e in driver.find_elements(By.CSS_SELECTOR, "#curves .legendtext")}
+        legend = set(driver.execute_script(  # each panel has its own legend: legendNtext
+            "return [...document.querySelectorAll('#curves text')].filter(t => "
+            "/^legend[0-9]*text$/.test(t.getAttribute('class'))).map(t => t.textContent)"))
         assert {"training loss (label-smoothed, dropout on)",
                 "training cross-entropy (plain, dropout on)",
                 "validation cross-entropy (plain, no dropout)",
                 "training perplexity (plain, dropout on)", "validation perplexity",
                 "validation chrF", "gradient norm"} <= legend
+        assert driver.execute_script(
+            "return new Set([...document.querySelectorAll('#curves g')].map(g => "
+            "g.getAttribute('class')).filter(c => /^legend[0-9]*$/.test(c))).size") == \
+            len(CURVES)  # one legend a panel
         drawn = driver.execute_script(AXIS_TITLES)
         assert [plot for plot, _, _ in drawn] == ["curves", "flow", "attention-heatmap",
                                                   "attention-grid"]

@@ -158,14 +158,18 @@ def curves_section(folder, plotly_module) -> str:
                                     vertical_spacing=0.3 / rows)
     for number, (title, (lines, ylabel)) in enumerate(panels.items()):
         row, col = number // 2 + 1, number % 2 + 1
+        legend = "legend" if number == 0 else f"legend{number + 1}"  # each panel its own
         for label, (steps, values) in lines.items():
             figure.add_trace(go.Scatter(x=steps, y=values, name=label, mode="lines+markers",
-                                        marker={"size": 4}), row=row, col=col)
+                                        marker={"size": 4}, legend=legend), row=row, col=col)
         figure.update_xaxes(title_text="step", row=row, col=col)
         figure.update_yaxes(title_text=ylabel, row=row, col=col,
                             type="log" if title in LOG_PANELS else "linear")
-    figure.update_layout(height=380 * rows, margin={"t": 40},
-                         legend={"orientation": "h", "y": -0.08 / rows * 2})
+        x_axis, y_axis = figure.get_subplot(row, col).xaxis, figure.get_subplot(row, col).yaxis
+        figure.update_layout({legend: {  # in the panel's upper right corner
+            "x": x_axis.domain[1], "y": y_axis.domain[1], "xanchor": "right",
+            "yanchor": "top", "bgcolor": "rgba(255, 255, 255, 0.7)", "font": {"size": 10}}})
+    figure.update_layout(height=380 * rows, margin={"t": 40})
     return "<h2>Curves</h2>" + figure_html(figure, "curves")
 
 
