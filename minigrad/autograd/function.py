@@ -108,7 +108,7 @@ class Function:
         requires_grad = False
         float_only = cls.float_only
         for tensor in inputs:
-            if type(tensor) is not Tensor and not isinstance(tensor, Tensor):
+            if not isinstance(tensor, Tensor):
                 return cls.apply(*_tensor_inputs(cls, inputs), **params)
             if tensor.backend is not backend:
                 if backend is not None:
@@ -127,11 +127,11 @@ class Function:
         if backend.activate is not None:  # a GPU: make it CuPy's current device
             backend.activate()
         try:  # unpacking (* of a map, ** even of an empty dict) costs more than a small ufunc
-            if len(inputs) == 1:
+            if len(inputs) == 2 and not params:
+                data = fn.forward(inputs[0].data, inputs[1].data)
+            elif len(inputs) == 1:
                 data = fn.forward(inputs[0].data, **params) if params else fn.forward(
                     inputs[0].data)
-            elif len(inputs) == 2 and not params:
-                data = fn.forward(inputs[0].data, inputs[1].data)
             else:
                 data = fn.forward(*map(_data, inputs), **params)
         except ValueError:
@@ -139,14 +139,14 @@ class Function:
             raise
         if _GradMode.anomaly:
             _check_forward_finite(fn, data, inputs)
-        if not (requires_grad and _GradMode.enabled):
-            return _make_tensor(data, backend, False, None)
-        fn.inputs = inputs
-        fn.sequence = next(_sequence)
-        out = _make_tensor(data, backend, True, fn)
-        if cls.needs_output:
-            fn.output = weakref.ref(out)
-        return out
+        if requires_grad and _GradMode.enabled:
+            fn.inputs = inputs
+            fn.sequence = next(_sequence)
+            out = _make_tensor(data, backend, True, fn)
+            if cls.needs_output:
+                fn.output = weakref.ref(out)
+            return out
+        return _make_tensor(data, backend, False, None)
 
     def forward(self, *arrays: Any, **params: Any) -> Any:
         raise NotImplementedError
