@@ -44,8 +44,9 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
     gradient through its hooks, delivered (to `.grad`, or to the result when `wanted`), then
     through its op's backward to the op's inputs, each gradient summed back to its input's
     shape; then, unless `retain_graph`, the op lets go of its inputs, so that the graph above
-    it, and what its ops saved, is freed once nothing else holds it. The hot loop of the
-    engine: the common steps are written out, the others are calls."""
+    it, and what its ops saved, is freed once nothing else holds it (the roots' ops drop what
+    they saved at the end). The hot loop of the engine: the common steps are written out, the
+    others are calls."""
     found: dict = {}
     handed_out: set[Tensor] = set()
     waiting: list = []  # heap of (-op number, tensor) for the tensors ops made
@@ -98,6 +99,8 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
                     heappush(waiting, (-parent_fn.sequence, parent))
         if not retain_graph:
             fn.inputs = None
+    if not retain_graph:
+        _release_roots(roots)
     for leaf in leaves:
         grad = pending.pop(leaf)
         sums.discard(grad)
@@ -111,6 +114,17 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
         else:
             _deliver(leaf, grad, pending.create_graph, handed_out)
     return found
+
+
+def _release_roots(roots) -> None:
+    """The visited roots' ops drop all they saved: the caller holds their outputs (the loss),
+    which would keep it until the next step otherwise."""
+    for root in roots:
+        fn = root.grad_fn
+        if fn is not None and fn.inputs is None:
+            sequence = fn.sequence
+            fn.__dict__.clear()
+            fn.inputs, fn.sequence = None, sequence  # what a later pass reads: freed
 
 
 def _wait(tensor, waiting, leaves) -> None:
