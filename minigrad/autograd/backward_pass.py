@@ -49,7 +49,9 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
     others are calls."""
     found: dict = {}
     handed_out: set[Tensor] = set()
-    waiting: list = []  # heap of (-op number, tensor) for the tensors ops made
+    # heap of (-op number, tensor) for the tensors ops made; an op makes one tensor, so no two
+    # entries have the same number (the tensors themselves are never compared)
+    waiting: list = []
     leaves: list = []  # the leaves with a gradient, in the order reached
     for root, seed in zip(roots, seeds):
         if useful is not None and root not in useful:
