@@ -6,10 +6,13 @@ Runs `benchmarks/<benchmark>.py --framework F --json <args>` for every framework
 framework's median and the ratio first/other of `median_ms` (and of `cpu_median_ms`, the CPU
 time, and of each phase, where the benchmark records them), with its spread over the pairs.
 `--setting NAME=A,B` runs one framework with the environment variable NAME set to A, then B,
-and compares those instead.
+and compares those instead; `--setting PYTHONPATH=OLD,NEW` compares two source trees of minigrad
+(each tree's packages come first on the path; the benchmark script is this tree's). Each ratio
+has its median and, over two or more rounds, its mean with the sample sd and a 95% interval.
 
     python benchmarks/compare.py --benchmark op_overhead [--frameworks minigrad,torch]
         [--pairs 3] [--args --ops 1000 --repeats 20]
+    python benchmarks/compare.py --benchmark op_overhead --setting PYTHONPATH=/tmp/old,. --pairs 15
     python benchmarks/compare.py --benchmark train_step --setting MINIGRAD_RELEASE_BLAS_THREADS=1,0
         --args --config base
 """
@@ -23,15 +26,17 @@ import sys
 from pathlib import Path
 
 from transformer import cli
+from transformer.study.statistics import mean_interval, sample_sd
 
 HERE = Path(__file__).resolve().parent
 
 
 def run(benchmark, framework, args, setting=None):
     """One subprocess run of the benchmark (with `setting`, a dict, added to its
-    environment); its JSON record."""
+    environment; a PYTHONPATH there goes before this tree's); its JSON record."""
     env = {**os.environ, **(setting or {})}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [
+        (setting or {}).get("PYTHONPATH"), str(HERE.parent), os.environ.get("PYTHONPATH")]))
     command = [sys.executable, str(HERE / f"{benchmark}.py"), "--framework", framework, "--json",
                *args]
     result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
@@ -91,8 +96,18 @@ def report(records):
             ratios = [a[label] / b[label] for a, b in pairs if a.get(label) and b.get(label)]
             if ratios:
                 lines.append(f"  {first}/{other} {label}: {statistics.median(ratios):.2f}x "
-                             f"(spread {min(ratios):.2f}-{max(ratios):.2f} over the rounds)")
+                             f"(spread {min(ratios):.2f}-{max(ratios):.2f} over the rounds"
+                             f"{_spread(ratios)})")
     return lines
+
+
+def _spread(ratios):
+    """The ratios' mean, sample sd and 95% interval of the mean, with n (two or more)."""
+    if len(ratios) < 2:
+        return ""
+    low, high = mean_interval(ratios)
+    return (f"; mean {statistics.mean(ratios):.3f}, sd {sample_sd(ratios):.3f}, "
+            f"95% interval [{low:.3f}, {high:.3f}], n {len(ratios)}")
 
 
 def main():

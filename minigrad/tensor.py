@@ -20,6 +20,7 @@ from .hooks import HookHandle
 from .tensor_methods import TensorMethods
 
 _default_dtype = np.dtype(np.float32)
+_new = object.__new__  # bound once: ops make a tensor each (`Tensor._make`)
 
 
 def get_default_dtype() -> np.dtype:
@@ -98,7 +99,7 @@ class Tensor(TensorMethods):
     @classmethod
     def _make(cls, data, backend, requires_grad=False, grad_fn=None):
         """The fast constructor ops use: `data` is already an array of `backend`."""
-        tensor = object.__new__(cls)
+        tensor = _new(cls)
         tensor.data = data
         tensor.backend = backend
         tensor.requires_grad = requires_grad

@@ -1,9 +1,12 @@
-"""The backward pass: seed the roots, order the graph, prune it to what reaches the inputs
-asked for, then visit it, each op's gradients summed back to its inputs' shapes and summed
-over their consumers (`_PendingGradients`); `Tensor.backward` and `grad` run it."""
+"""The backward pass: seed the roots, then visit the graph newest op first (a heap of the
+tensors that have a gradient waiting, keyed by their op's creation number), each op's
+gradients summed back to its inputs' shapes and summed over their consumers
+(`_PendingGradients`); with `inputs`, only what reaches them. `Tensor.backward` and `grad`
+run it."""
 
 from __future__ import annotations
 
+from heapq import heappop, heappush
 from typing import Any
 
 from ..errors import AnomalyError, GraphError, ShapeError
@@ -18,53 +21,64 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False,
 
     With `inputs=None`, gradients accumulate into the `.grad` of every leaf (and of tensors
     that `retain_grad()`); otherwise they are returned, one per input, and `.grad` is untouched.
-    Steps: seed the roots, order the graph (newest op first), prune it to what reaches
-    `inputs`, then visit it (`_visit`) with recording switched to `create_graph`."""
+    Steps: seed the roots, find what reaches `inputs` (when given), then visit the graph
+    (`_visit`) with recording switched to `create_graph`."""
     seeds = [_seed(root, gradient) for root, gradient in zip(roots, gradients)]
-    order = _backward_order(roots)
-    wanted = None
+    wanted = useful = None
     if inputs is not None:
         wanted = set(inputs)
-        order = _leading_to(order, wanted)
-    pending = _PendingGradients(create_graph)
-    for root, seed in zip(roots, seeds):
-        pending.add(root, seed)
+        useful = _leading_to(_backward_order(roots), wanted)
     previous_mode, anomaly = _GradMode.enabled, _GradMode.anomaly
     _GradMode.enabled = create_graph
     _GradMode.anomaly = False  # the ops inside a backward are checked as that op's backward
     try:
-        return _visit(order, pending, wanted, retain_graph, anomaly)
+        return _visit(roots, seeds, _PendingGradients(create_graph), wanted, useful,
+                      retain_graph, anomaly)
     finally:
         _GradMode.enabled, _GradMode.anomaly = previous_mode, anomaly
 
 
-def _visit(order, pending, wanted, retain_graph, anomaly):
-    """Each tensor in backward order: its summed gradient through its hooks, delivered (to
-    `.grad`, or to the result when `wanted`), then through its op's backward to the op's
-    inputs, each gradient summed back to its input's shape; then the op's saved arrays are
-    released. The hot loop of the engine: the common steps are written out, the others are
-    calls."""
+def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
+    """Each tensor with a gradient waiting, newest op first (so every consumer of a tensor is
+    visited before it: ops are numbered as they are created), the leaves last: its summed
+    gradient through its hooks, delivered (to `.grad`, or to the result when `wanted`), then
+    through its op's backward to the op's inputs, each gradient summed back to its input's
+    shape; then, unless `retain_graph`, the op lets go of its inputs, so that the graph above
+    it, and what its ops saved, is freed once nothing else holds it (the roots' ops drop what
+    they saved at the end). The hot loop of the engine: the common steps are written out, the
+    others are calls."""
     found: dict = {}
     handed_out: set[Tensor] = set()
-    sums, on_arrays = pending.sums, not pending.create_graph
-    for tensor in order:
-        grad = pending.pop(tensor, None)
-        if grad is None:
+    # heap of (-op number, tensor) for the tensors ops made; an op makes one tensor, so no two
+    # entries have the same number (the tensors themselves are never compared)
+    waiting: list = []
+    leaves: list = []  # the leaves with a gradient, in the order reached
+    for root, seed in zip(roots, seeds):
+        if useful is not None and root not in useful:
             continue
+        if root in pending:
+            pending.add(root, seed)
+        else:
+            pending[root] = seed
+            _wait(root, waiting, leaves)
+    sums, on_arrays = pending.sums, not pending.create_graph
+    while waiting:
+        tensor = heappop(waiting)[1]
+        grad = pending.pop(tensor)
         if sums:
             sums.discard(grad)  # from here on it may be shared: backward can pass it on
+        fn = tensor.grad_fn
+        if fn.inputs is None:
+            raise _freed(fn)
         if grad.backend.activate is not None:  # the gradient's GPU, for the work below
             grad.backend.activate()
         if tensor._hooks:
             grad = _run_hooks(tensor, grad)
-        fn = tensor.grad_fn
         if wanted is not None:
             if tensor in wanted:
                 found[tensor] = grad
-        elif fn is None or tensor._retains_grad:
+        elif tensor._retains_grad:
             _deliver(tensor, grad, pending.create_graph, handed_out)
-        if fn is None:
-            continue
         if on_arrays and fn.has_backward_arrays:
             grads = _as_tensors(fn.backward_arrays(grad.data), fn.backend)
         else:
@@ -78,12 +92,57 @@ def _visit(order, pending, wanted, retain_graph, anomaly):
                 _check_backward_finite(fn, parent, parent_grad)
             if parent in pending:
                 pending.add(parent, parent_grad)
-            else:  # the first gradient for this input, stored as it is
+            elif useful is None or parent in useful:  # the first gradient, stored as it is
                 pending[parent] = parent_grad
-        if not retain_graph:  # free what backward needed: the graph above is gone
-            fn.__dict__.clear()
-            fn.released = True
+                parent_fn = parent.grad_fn
+                if parent_fn is None:
+                    leaves.append(parent)
+                else:
+                    heappush(waiting, (-parent_fn.sequence, parent))
+        if not retain_graph:
+            fn.inputs = None
+    if not retain_graph:
+        _release_roots(roots)
+    for leaf in leaves:
+        grad = pending.pop(leaf)
+        sums.discard(grad)
+        if grad.backend.activate is not None:
+            grad.backend.activate()
+        if leaf._hooks:
+            grad = _run_hooks(leaf, grad)
+        if wanted is not None:
+            if leaf in wanted:
+                found[leaf] = grad
+        else:
+            _deliver(leaf, grad, pending.create_graph, handed_out)
     return found
+
+
+def _release_roots(roots) -> None:
+    """The visited roots' ops drop all they saved: the caller holds their outputs (the loss),
+    which would keep it until the next step otherwise."""
+    for root in roots:
+        fn = root.grad_fn
+        if fn is not None and fn.inputs is None:
+            sequence = fn.sequence
+            fn.__dict__.clear()
+            fn.inputs, fn.sequence = None, sequence  # what a later pass reads: freed
+
+
+def _wait(tensor, waiting, leaves) -> None:
+    """Put a tensor that just got its first gradient in line to be visited."""
+    fn = tensor.grad_fn
+    if fn is None:
+        leaves.append(tensor)
+    else:
+        heappush(waiting, (-fn.sequence, tensor))
+
+
+def _freed(fn):
+    return GraphError(
+        f"backward through a graph that was already freed (at op '{fn.name}'): call "
+        "backward(retain_graph=True) the first time if you need to go backward through the "
+        "same graph again")
 
 
 def _as_tensors(arrays, backend):
@@ -133,12 +192,8 @@ def _backward_order(roots):
         if fn is None:
             leaves.append(tensor)
             continue
-        if fn.released:
-            raise GraphError(
-                f"backward through a graph that was already freed (at op '{fn.name}'): "
-                "call backward(retain_graph=True) the first time if you need to go "
-                "backward through the same graph again"
-            )
+        if fn.inputs is None:
+            raise _freed(fn)
         made[fn.sequence] = tensor
         for parent in fn.inputs:
             if parent.requires_grad and parent not in seen:
@@ -150,13 +205,13 @@ def _backward_order(roots):
 
 def _leading_to(order, targets):
     """The tensors of `order` (a backward order) through which a gradient can reach one of
-    `targets`, in the same order."""
+    `targets`, as a set (the targets included)."""
     useful = set(targets)
     for tensor in reversed(order):
         fn = tensor.grad_fn
         if fn is not None and any(parent in useful for parent in fn.inputs):
             useful.add(tensor)
-    return [tensor for tensor in order if tensor in useful]
+    return useful
 
 
 def _run_hooks(tensor, grad):

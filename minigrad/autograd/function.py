@@ -18,6 +18,7 @@ from .grad_mode import _GradMode
 
 _sequence = itertools.count()  # creation numbers of recorded ops: a topological order
 _data = operator.attrgetter("data")
+_new = object.__new__  # bound once, as the names below: the hot path reads them per op
 
 
 def _where_created() -> str:
@@ -76,7 +77,6 @@ class Function:
     creates_nonfinite = False
     numbers_as_inputs = False
     checked = True
-    released = False
     has_backward_arrays = False  # set for each class: whether it defines backward_arrays
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -106,8 +106,9 @@ class Function:
         without unpacking for one or two inputs)."""
         backend = None
         requires_grad = False
+        float_only = cls.float_only
         for tensor in inputs:
-            if type(tensor) is not Tensor and not isinstance(tensor, Tensor):
+            if not isinstance(tensor, Tensor):
                 return cls.apply(*_tensor_inputs(cls, inputs), **params)
             if tensor.backend is not backend:
                 if backend is not None:
@@ -115,38 +116,37 @@ class Function:
                 backend = tensor.backend
             if tensor.requires_grad:
                 requires_grad = True
+            if float_only and tensor.data.dtype.kind != "f":
+                raise _not_floating(cls, tensor)
         if backend is None:
             raise OpDefinitionError(f"{cls.name}: apply was called without a Tensor input; "
                                     "pass the tensors positionally, parameters by keyword")
-        if cls.float_only:
-            _check_floating(cls, inputs)
-        fn = object.__new__(cls)
+        fn = _new(cls)
         fn.backend = backend
         fn.xp = backend.xp
         if backend.activate is not None:  # a GPU: make it CuPy's current device
             backend.activate()
         try:  # unpacking (* of a map, ** even of an empty dict) costs more than a small ufunc
-            if len(inputs) == 1:
-                x = inputs[0].data
-                data = fn.forward(x, **params) if params else fn.forward(x)
-            elif len(inputs) == 2 and not params:
+            if len(inputs) == 2 and not params:
                 data = fn.forward(inputs[0].data, inputs[1].data)
+            elif len(inputs) == 1:
+                data = fn.forward(inputs[0].data, **params) if params else fn.forward(
+                    inputs[0].data)
             else:
                 data = fn.forward(*map(_data, inputs), **params)
         except ValueError:
             fn.explain_failure(*map(_data, inputs))
             raise
+        if _GradMode.anomaly:
+            _check_forward_finite(fn, data, inputs)
         if requires_grad and _GradMode.enabled:
             fn.inputs = inputs
             fn.sequence = next(_sequence)
             out = _make_tensor(data, backend, True, fn)
             if cls.needs_output:
                 fn.output = weakref.ref(out)
-        else:
-            out = _make_tensor(data, backend)
-        if _GradMode.anomaly:
-            _check_forward_finite(fn, data, inputs)
-        return out
+            return out
+        return _make_tensor(data, backend, False, None)
 
     def forward(self, *arrays: Any, **params: Any) -> Any:
         raise NotImplementedError
@@ -254,11 +254,9 @@ def _device_error(cls, inputs):
                        "first")
 
 
-def _check_floating(cls, inputs):
-    for tensor in inputs:
-        if tensor.data.dtype.kind != "f":
-            raise DTypeError(f"{cls.name}: needs floating-point inputs, got {tensor.dtype} "
-                             f"with shape {tensor.shape}; convert with .astype('float32')")
+def _not_floating(cls, tensor):
+    return DTypeError(f"{cls.name}: needs floating-point inputs, got {tensor.dtype} with "
+                      f"shape {tensor.shape}; convert with .astype('float32')")
 
 
 def _check_forward_finite(fn, data, inputs):

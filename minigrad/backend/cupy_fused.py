@@ -5,7 +5,9 @@ whatever the size: LayerNorm's forward was eleven launches, its input gradient e
 softmax twelve. Each function here is one kernel (an elementwise chain, or one ending in a
 reduction along the last axis, then elementwise work on the reduced values and constants
 only: CuPy's fusion refuses the function's arguments after its reduction, `_core/fusion.pyx`
-`_get_fusion_var`), so LayerNorm's forward takes five launches and a softmax four.
+`_get_fusion_var`), so LayerNorm's forward takes five launches and a softmax four. Each is
+written once at module level, the array namespace `xp` (CuPy or the stand-in) its first
+argument, and fused on a given `xp` by `fused_functions`.
 
 `FusedKernels` is the kernel set of `kernels.py` (its interface, and `ArrayKernels`' chains
 of array ops where no fused function does better) that the CUDA backend uses when the fused
@@ -15,112 +17,139 @@ path; until the path has run on a GPU (where CuPy compiles each kernel at its fi
 stays off by default.
 """
 
+import functools
 import math
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 from .kernels import ArrayKernels, DropoutState, rows_of
 
+_FUSED: list[Callable[..., Any]] = []  # the functions `fused_functions` fuses, in order
+
+
+def _fused(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark `function(xp, *arguments)` as one fused kernel on `xp` (`fused_functions`)."""
+    _FUSED.append(function)
+    return function
+
+
+# a row's mean is given as its sum and n, divided where it is used: CuPy's mean is two
+# launches, and a fused reduction cannot divide by an argument after it
+@_fused
+def squared_deviation_sum(xp, x, total, n) -> Any:  # (R, N), (R, 1) -> (R,)
+    return xp.sum((x - total / n) * (x - total / n), axis=-1)
+
+
+@_fused
+def product_sum(xp, a, b) -> Any:  # (R, N), (R, N) -> (R,)
+    return xp.sum(a * b, axis=-1)
+
+
+@_fused
+def reciprocal_std(xp, squares, n, eps) -> Any:
+    return 1 / xp.sqrt(squares / n + eps)
+
+
+@_fused
+def normalize(xp, x, total, n, rstd) -> Any:
+    return (x - total / n) * rstd
+
+
+@_fused
+def scale_shift(xp, x, weight, bias) -> Any:
+    return x * weight + bias
+
+
+@_fused
+def layer_norm_input_gradient(xp, g, normalized, g_total, n, gn_mean, rstd) -> Any:
+    return rstd * (g - g_total / n - normalized * gn_mean)
+
+
+@_fused
+def capped_peak(xp, x, ceiling) -> Any:  # (R, N), (R, N) -> (R,): the row maxima, NaN/Inf made 0
+    peak = xp.amax(xp.minimum(x, ceiling), axis=-1)
+    return xp.where(xp.isfinite(peak), peak, 0)
+
+
+@_fused
+def shifted_exp(xp, x, ceiling, peak) -> Any:
+    return xp.exp(xp.minimum(x, ceiling) - peak)
+
+
+@_fused
+def nonzero_sum(xp, x) -> Any:  # (..., N) -> (...): the row sums, 0 made 1
+    total = xp.sum(x, axis=-1)
+    return xp.where(total == 0, 1, total)
+
+
+@_fused
+def dropout_keep(xp, uniform, probability, scale) -> Any:
+    return (uniform < probability) * scale
+
+
+@_fused
+def dropout(xp, x, uniform, probability, scale) -> Any:
+    return x * ((uniform < probability) * scale)
+
+
+@_fused
+def triple_product_sum(xp, a, b, c) -> Any:  # (R, N) x3, broadcasting -> (R,)
+    return xp.sum(a * b * c, axis=-1)
+
+
+@_fused
+def column_product_sum(xp, a, b) -> Any:  # (R, N), (R, N) -> (N,)
+    return xp.sum(a * b, axis=0)
+
+
+@_fused
+def layer_norm_backward(xp, grad, weight, normalized, g_sum, gn_sum, rstd, n) -> Any:
+    return rstd * (grad * weight - (g_sum + normalized * gn_sum) / n)
+
+
+@_fused
+def scaled_masked_peak(xp, x, mask, scale) -> Any:  # (..., N) -> (...): as capped_peak
+    peak = xp.amax(xp.where(mask, -xp.inf, x * scale), axis=-1)
+    return xp.where(xp.isfinite(peak), peak, 0)
+
+
+@_fused
+def scaled_masked_exp(xp, x, mask, scale, peak) -> Any:
+    return xp.exp(xp.where(mask, -xp.inf, x * scale) - peak)
+
+
+@_fused
+def smoothed_loss(xp, log_normalizer, picked, row_mean, keep, smoothing) -> Any:
+    return keep * (log_normalizer - picked) - smoothing * (row_mean - log_normalizer)
+
+
+@_fused
+def clip_scale(xp, norm, max_norm) -> Any:
+    return xp.minimum(max_norm / (norm + 1e-6), 1)
+
+
+@_fused
+def relu_backward(xp, grad, x) -> Any:
+    return xp.where(x > 0, grad, 0)
+
+
+@_fused
+def softmax_backward(xp, weights, grad_attended, keep, row_sum, scale) -> Any:
+    return weights * (grad_attended * keep - row_sum) * scale
+
+
+@_fused
+def moving_average(xp, average, value, weight) -> None:  # in place: the weights' moving average
+    xp.add(average, (value - average) * weight, out=average)
+
 
 def fused_functions(xp: Any) -> SimpleNamespace:
     """The fused functions on `xp` (real CuPy or the stand-in), each one kernel named after
     its function."""
-    functions = {}
-
-    def fused(function):
-        functions[function.__name__] = xp.fuse(kernel_name=function.__name__)(function)
-        return function
-
-    # a row's mean is given as its sum and n, divided where it is used: CuPy's mean is two
-    # launches, and a fused reduction cannot divide by an argument after it
-    @fused
-    def squared_deviation_sum(x, total, n):  # (R, N), (R, 1) -> (R,)
-        return xp.sum((x - total / n) * (x - total / n), axis=-1)
-
-    @fused
-    def product_sum(a, b):  # (R, N), (R, N) -> (R,)
-        return xp.sum(a * b, axis=-1)
-
-    @fused
-    def reciprocal_std(squares, n, eps):
-        return 1 / xp.sqrt(squares / n + eps)
-
-    @fused
-    def normalize(x, total, n, rstd):
-        return (x - total / n) * rstd
-
-    @fused
-    def scale_shift(x, weight, bias):
-        return x * weight + bias
-
-    @fused
-    def layer_norm_input_gradient(g, normalized, g_total, n, gn_mean, rstd):
-        return rstd * (g - g_total / n - normalized * gn_mean)
-
-    @fused
-    def capped_peak(x, ceiling):  # (R, N), (R, N) -> (R,): the row maxima, NaN/Inf made 0
-        peak = xp.amax(xp.minimum(x, ceiling), axis=-1)
-        return xp.where(xp.isfinite(peak), peak, 0)
-
-    @fused
-    def shifted_exp(x, ceiling, peak):
-        return xp.exp(xp.minimum(x, ceiling) - peak)
-
-    @fused
-    def nonzero_sum(x):  # (..., N) -> (...): the row sums, 0 made 1
-        total = xp.sum(x, axis=-1)
-        return xp.where(total == 0, 1, total)
-
-    @fused
-    def dropout_keep(uniform, probability, scale):
-        return (uniform < probability) * scale
-
-    @fused
-    def dropout(x, uniform, probability, scale):
-        return x * ((uniform < probability) * scale)
-
-    @fused
-    def triple_product_sum(a, b, c):  # (R, N) x3, broadcasting -> (R,)
-        return xp.sum(a * b * c, axis=-1)
-
-    @fused
-    def column_product_sum(a, b):  # (R, N), (R, N) -> (N,)
-        return xp.sum(a * b, axis=0)
-
-    @fused
-    def layer_norm_backward(grad, weight, normalized, g_sum, gn_sum, rstd, n):
-        return rstd * (grad * weight - (g_sum + normalized * gn_sum) / n)
-
-    @fused
-    def scaled_masked_peak(x, mask, scale):  # (..., N) -> (...): as capped_peak
-        peak = xp.amax(xp.where(mask, -xp.inf, x * scale), axis=-1)
-        return xp.where(xp.isfinite(peak), peak, 0)
-
-    @fused
-    def scaled_masked_exp(x, mask, scale, peak):
-        return xp.exp(xp.where(mask, -xp.inf, x * scale) - peak)
-
-    @fused
-    def smoothed_loss(log_normalizer, picked, row_mean, keep, smoothing):
-        return keep * (log_normalizer - picked) - smoothing * (row_mean - log_normalizer)
-
-    @fused
-    def clip_scale(norm, max_norm):
-        return xp.minimum(max_norm / (norm + 1e-6), 1)
-
-    @fused
-    def relu_backward(grad, x):
-        return xp.where(x > 0, grad, 0)
-
-    @fused
-    def softmax_backward(weights, grad_attended, keep, row_sum, scale):
-        return weights * (grad_attended * keep - row_sum) * scale
-
-    @fused
-    def moving_average(average, value, weight):  # in place: the weights' moving average
-        xp.add(average, (value - average) * weight, out=average)
-
-    return SimpleNamespace(**functions)
+    return SimpleNamespace(**{
+        function.__name__: xp.fuse(kernel_name=function.__name__)(functools.partial(function, xp))
+        for function in _FUSED})
 
 
 class FusedKernels(ArrayKernels):

@@ -1,6 +1,8 @@
 """The autograd engine: freed graphs, seeds, deep graphs, hooks, grad(), grad modes and
 anomaly mode."""
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -38,6 +40,32 @@ def test_retain_graph_allows_a_second_backward():
     y.backward(retain_graph=True)
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * x.numpy())
+
+
+class Saving(Function):
+    """x · 2, keeping a scratch array on itself in forward as ops keep what backward needs."""
+
+    def forward(self, x):
+        self.scratch = self.xp.stack([x, x])  # an array even for a 0-d x
+        return x * 2
+
+    def backward(self, grad):
+        return grad * 2
+
+
+def test_backward_frees_the_graph_and_what_its_ops_saved():
+    x = leaf([1.0, 2.0])
+    middle = Saving.apply(x)
+    middle_scratch = weakref.ref(middle.grad_fn.scratch)
+    gone = weakref.ref(middle)
+    loss = Saving.apply(middle.tanh().sum())
+    loss_scratch = weakref.ref(loss.grad_fn.scratch)
+    del middle
+    loss.backward()
+    # nothing but the graph held the intermediate tensor: freed with what its op saved; the
+    # caller holds the loss, whose op lets go of what it saved all the same
+    assert gone() is None and middle_scratch() is None and loss_scratch() is None
+    np.testing.assert_allclose(x.grad.numpy(), 4 * (1 - np.tanh(2 * x.numpy()) ** 2))
 
 
 def test_leaves_accumulate_gradients_across_backward_calls():

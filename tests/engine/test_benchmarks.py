@@ -139,3 +139,15 @@ def test_decode_times_beam_search_and_its_n_best_lists(capsys, monkeypatch):
     [record] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert (record["beam"], record["n_best"], record["cache"]) == (2, 2, "on")
     assert record["steps"] == 32 and 0 < record["median_ms"]
+
+
+def test_compare_reports_each_ratio_with_its_sd_and_95_percent_interval():
+    compare = _load("compare")
+    record = {"benchmark": "op_overhead", "config": "3 ops", "device": "cpu",
+              "figure": "us_per_op", "us_per_op": 1.0}
+    records = {"PYTHONPATH=new": [dict(record, median_ms=ms) for ms in (3.0, 3.0, 3.0)],
+               "PYTHONPATH=old": [dict(record, median_ms=ms) for ms in (4.0, 5.0, 6.0)]}
+    (line,) = [line for line in compare.report(records) if " time: " in line]
+    # ratios 0.75, 0.6, 0.5: mean 0.6167, sd 0.1258, t(0.975, 2) = 4.303
+    assert line.strip() == ("PYTHONPATH=new/PYTHONPATH=old time: 0.60x (spread 0.50-0.75 over "
+                            "the rounds; mean 0.617, sd 0.126, 95% interval [0.304, 0.929], n 3)")
