@@ -81,17 +81,17 @@ def checked_request(request: Any, beam: int, length_penalty: float) -> tuple[str
     sentence = request.get("sentence")
     if not isinstance(sentence, str) or not sentence.strip():
         raise RequestError("sentence is missing or blank; type a sentence to explain")
-    beam = request.get("beam", beam)
-    if isinstance(beam, float) and beam.is_integer():
-        beam = int(beam)
-    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
-        raise RequestError(f"beam {beam!r} is not a positive integer (1 is greedy decoding)")
-    length_penalty = request.get("length_penalty", length_penalty)
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) \
-            or not 0 <= length_penalty < math.inf:
-        raise RequestError(f"length_penalty {length_penalty!r} is not a number >= 0 (0 turns "
-                           "it off)")
-    return sentence.strip(), beam, float(length_penalty)
+    given_beam = request.get("beam", beam)
+    if isinstance(given_beam, float) and given_beam.is_integer():  # JSON's 2.0
+        given_beam = int(given_beam)
+    if isinstance(given_beam, bool) or not isinstance(given_beam, int) or given_beam < 1:
+        raise RequestError(f"beam {given_beam!r} is not a positive integer (1 is greedy "
+                           "decoding)")
+    alpha = request.get("length_penalty", length_penalty)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) \
+            or not 0 <= alpha < math.inf:
+        raise RequestError(f"length_penalty {alpha!r} is not a number >= 0 (0 turns it off)")
+    return sentence.strip(), given_beam, float(alpha)
 
 
 class ExplainHandler(BaseHTTPRequestHandler):

@@ -57,9 +57,10 @@
     return value;
   }
 
-  function flatten(values, out) {
-    if (Array.isArray(values)) values.forEach((v) => flatten(v, out));
-    else if (typeof values === "number") out.push(values);
+  // The numbers of nested lists (with `hidden`, the hidden cells too).
+  function flatten(values, out, hidden) {
+    if (Array.isArray(values)) values.forEach((v) => flatten(v, out, hidden));
+    else if (typeof values === "number" || hidden) out.push(values);
     return out;
   }
 
@@ -84,7 +85,7 @@
     return [mix(t < 0 ? NEGATIVE : POSITIVE, Math.abs(t)), Math.abs(t) > 0.55];
   }
 
-  function legend(scale, range) {
+  function legend(scale, range, hidden) {
     const stops = scale === "probability" ? [0, 0.5, 1] : [-range, 0, range];
     const box = element("span", {className: "legend"});
     box.append(scale === "probability" ? "probability " : "value ");
@@ -95,16 +96,16 @@
       swatch.style.background = fill;
       box.append(swatch);
     }
+    if (hidden) box.append(element("span", {className: "swatch hidden-swatch", text: "hidden"}));
     return box;
   }
 
   // ----- cells: vectors and grids ----------------------------------------------------------
 
-  // What the reader is looking at: "layer 2, head 1, word cat".
-  function chosenText(panel, state) {
+  // What the reader is looking at: "layer 2, head 1, word cat"; `labels` the section's.
+  function chosenText(panel, state, labels) {
     return panel.choose.map((axis) => {
-      const labels = panel.labels[axis] || [];
-      const label = String(labels[Math.min(state[axis] || 0, labels.length - 1)]);
+      const label = String(labels[axis][state[axis]] ?? state[axis] + 1);
       return label.includes(axis) ? label : `${axis} ${label}`;
     }).join(", ");
   }
@@ -118,24 +119,19 @@
     const range = panel.range ? Math.max(...panel.range.map(Math.abs))
       : Math.max(0, ...numbers.map(Math.abs));
     const holder = element("div", {className: "cells"});
-    if (rest.length <= 2) {
-      holder.append(grid(panel, rest, shown, range, width, readout, ""));
-    } else {  // one grid per entry of the first axis left
-      const [first, ...inner] = rest;
-      shown.forEach((slice, index) => {
-        const label = (panel.labels[first] || [])[index] ?? index;
-        holder.append(element("div", {className: "small-title", text: `${first} ${label}`}));
-        holder.append(grid(panel, inner.slice(-2), inner.length > 2 ? pick(slice,
-          Array(inner.length - 2).fill(0)) : slice, range, width, readout, `${first} ${label}, `));
-      });
+    if (rest.length > 2) {  // the schema draws one axis (a vector) or two (a grid)
+      holder.append(element("p", {className: "error", text: `${panel.id}: ${rest.length} axes ` +
+        `left to draw (${rest.join(", ")}); a panel leaves one or two`}));
+      return holder;
     }
-    holder.append(legend(panel.scale, range));
+    holder.append(grid(panel, rest, shown, range, width, readout));
+    holder.append(legend(panel.scale, range, numbers.length < flatten(shown, [], true).length));
     return holder;
   }
 
   // One SVG: a single cell (no axis left), a row of cells (one axis: a vector), or a grid
   // (two: rows by columns).
-  function grid(panel, rest, shown, range, width, readout, context) {
+  function grid(panel, rest, shown, range, width, readout) {
     const rows = rest.length === 2 ? shown : [rest.length === 1 ? shown : [shown]];
     const rowAxis = rest.length === 2 ? rest[0] : null;
     const columnAxis = rest.length ? rest[rest.length - 1] : null;
@@ -143,16 +139,17 @@
     const columnLabels = columnAxis ? (panel.labels[columnAxis] || []) : [];
     const columns = rows[0] ? rows[0].length : 0;
     const labelWidth = rowAxis ? Math.min(ROW_LABEL_CAP,
-      8 + 7 * Math.max(...rowLabels.map((l) => String(l).length))) : 0;
+      8 + 7 * Math.max(...rowLabels.map((l) => String(l).length))) : 10;
     const cell = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor((width - labelWidth) / columns)));
-    const height = Math.max(14, Math.min(cell, 32));
+    const height = Math.max(rows.length === 1 ? 22 : 18, Math.min(cell, 32));
     const words = columnLabels.some((l) => !/^-?\d+$/.test(String(l)));
     const tall = words && cell >= 12 ? Math.min(90, 6 + 6 * Math.max(...columnLabels.map(
       (l) => String(l).length))) : (columnAxis ? 14 : 0);
     const svg = svgElement("svg", {width: labelWidth + cell * columns + 2 + (words ? tall : 0),
                                    height: tall + height * rows.length + 2,
                                    role: "img", class: "grid"});
-    const every = Math.max(1, Math.ceil(24 / cell));
+    const widest = Math.max(1, ...columnLabels.map((l) => String(l).length));
+    const every = Math.max(1, Math.ceil((7 * widest + 8) / cell));  // numbers that fit
     columnLabels.forEach((label, c) => {
       if (!words && c % every !== 0) return;
       const x = labelWidth + c * cell + cell / 2;
@@ -198,28 +195,24 @@
       const where = [rowAxis ? `${rowAxis} ${rowLabels[r]}` : null,
                      columnAxis ? `${columnAxis} ${columnLabels[c] ?? c}` : null]
         .filter(Boolean).join(", ");
-      readout.textContent = `${context}${where}: ${rect.dataset.v}`;
+      readout.textContent = `${where}: ${rect.dataset.v}`;
     });
     return svg;
   }
 
   // ----- tables, texts, code -------------------------------------------------------------
 
+  // A table; with `choose`, only its rows whose `row_index` entries are the chosen indices.
   function drawTable(panel, state) {
-    const indices = (panel.choose || []).map((axis) => state[axis] || 0);
-    const rows = pick(panel.rows, indices);
-    const highlight = new Set(panel.highlight ? pick(panel.highlight, indices) : []);
+    const highlight = new Set(panel.highlight || []);
+    const shown = panel.rows.map((row, r) => [row, r]).filter(([, r]) =>
+      (panel.choose || []).every((axis) => panel.row_index[axis][r] === state[axis]));
     const head = element("tr", {}, ...panel.columns.map((c) => element("th", {text: c})));
-    const body = rows.map((row, r) => element("tr", {className: highlight.has(r) ? "chosen" : ""},
+    const body = shown.map(([row, r]) => element("tr", {className: highlight.has(r) ? "chosen" : ""},
       ...row.map((value) => element("td", {text: full(value),
                                            className: typeof value === "number" ? "number" : ""}))));
     return element("table", {className: "values"}, element("thead", {}, head),
                    element("tbody", {}, ...body));
-  }
-
-  function drawText(panel, state) {
-    const indices = (panel.choose || []).map((axis) => state[axis] || 0);
-    return element("p", {className: "panel-text", text: pick(panel.text, indices)});
   }
 
   function codeView(code) {
@@ -246,12 +239,12 @@
 
   // ----- panels and sections ----------------------------------------------------------------
 
-  function drawPanel(figure, panel, state, explanation) {
+  function drawPanel(figure, panel, state, labels) {
     const body = figure.querySelector(".drawing");
     const readout = figure.querySelector(".readout");
     const chosen = figure.querySelector(".chosen-now");
     body.replaceChildren();
-    chosen.textContent = (panel.choose || []).length ? chosenText(panel, state) : "";
+    chosen.textContent = (panel.choose || []).length ? chosenText(panel, state, labels) : "";
     if (panel.kind === "cells") {
       const width = Math.max(240, Math.min(body.clientWidth || 900, 960));
       readout.textContent = "point at a cell to read its number";
@@ -259,7 +252,7 @@
     } else if (panel.kind === "table") {
       body.append(drawTable(panel, state));
     } else if (panel.kind === "text") {
-      body.append(drawText(panel, state));
+      body.append(element("p", {className: "panel-text", text: panel.text}));
     } else {
       body.append(element("p", {className: "error", text: `unknown panel kind ${panel.kind}`}));
     }
@@ -267,10 +260,12 @@
 
   function makeSection(section, explanation) {
     const state = {};
-    const axes = [];  // the section's choosers: every chosen axis once, in order
-    for (const panel of section.panels) {
+    const labels = {};  // the section's choosers: every chosen axis once, in order, labelled
+    for (const panel of section.panels) {  // by the first panel that labels it
       for (const axis of panel.choose || []) {
-        if (!axes.some((a) => a.name === axis)) axes.push({name: axis, labels: panel.labels[axis]});
+        if (!(axis in labels) || (!labels[axis] && panel.labels)) {
+          labels[axis] = panel.labels ? panel.labels[axis] : null;
+        }
       }
     }
     const box = element("section", {id: `section-${section.number}`, className: "section"},
@@ -286,25 +281,25 @@
         codeView(explanation.code[panel.code]));
       return [figure, panel];
     });
-    if (axes.length) {
+    if (Object.keys(labels).length) {
       const bar = element("div", {className: "choosers"});
-      for (const axis of axes) {
-        state[axis.name] = 0;
-        const select = element("select", {"data-axis": axis.name, "aria-label": axis.name},
-          ...axis.labels.map((label, i) => element("option", {value: i, text: String(label)})));
+      for (const [axis, names] of Object.entries(labels)) {
+        state[axis] = 0;
+        const select = element("select", {"data-axis": axis, "aria-label": axis},
+          ...(names || []).map((label, i) => element("option", {value: i, text: String(label)})));
         select.addEventListener("change", () => {
-          state[axis.name] = Number(select.value);
+          state[axis] = Number(select.value);
           for (const [figure, panel] of figures) {
-            if ((panel.choose || []).includes(axis.name)) drawPanel(figure, panel, state, explanation);
+            if ((panel.choose || []).includes(axis)) drawPanel(figure, panel, state, labels);
           }
         });
-        bar.append(element("label", {}, axis.name, " ", select));
+        bar.append(element("label", {}, axis, " ", select));
       }
       box.append(bar);
     }
     figures.forEach(([figure]) => box.append(figure));
     return [box, () => figures.forEach(([figure, panel]) => drawPanel(figure, panel, state,
-                                                                        explanation))];
+                                                                        labels))];
   }
 
   function decodingText(decoding) {
@@ -372,20 +367,22 @@
       showError("");
       button.disabled = true;
       document.body.dataset.state = "asking";
+      let answer, body;
       try {
-        const answer = await fetch("explain", {
+        answer = await fetch("explain", {
           method: "POST", headers: {"Content-Type": "application/json"},
           body: JSON.stringify({sentence: field("sentence").value,
                                 beam: Number(field("beam").value),
                                 length_penalty: Number(field("length-penalty").value)})});
-        const body = await answer.json();
-        if (!answer.ok) showError(`error: ${body.error}`);
-        else render(root, body);
+        body = await answer.json();
       } catch (error) {
         showError(`error: no answer from the app (${error.message}); is it still running?`);
+        return;
       } finally {
         button.disabled = false;
       }
+      if (!answer.ok) showError(`error: ${body.error}`);
+      else render(root, body);
     });
     if (options.sentence) form.requestSubmit();
   }
