@@ -57,7 +57,7 @@ def explain(translator: Translator, sentence: str, beam: int = 1,
         raise ValueError(f"explain: beam must be 1 or more (1 is greedy decoding), got {beam}")
     if length_penalty < 0:
         raise ValueError(f"explain: length_penalty must be 0 or more, got {length_penalty}")
-    return _Explanation(translator, sentence, beam, length_penalty).as_dict()
+    return Explanation(translator, sentence, beam, length_penalty).as_dict()
 
 
 def magnitude(*arrays: np.ndarray) -> float:
@@ -84,8 +84,10 @@ def numbers(array: Any, hidden: Any = None) -> list:
     return out.tolist()
 
 
-class _Explanation:
-    """The decoding, the recorded pass and the panels of one sentence."""
+class Explanation:
+    """One sentence decoded as translate.py decodes it (`translations`, best first, and each
+    beam-search step in `steps`), the teacher-forced pass over the best translation recorded
+    (`recording`), and the panels of the nine sections made from them (`as_dict`)."""
 
     def __init__(self, translator: Translator, sentence: str, beam: int,
                  length_penalty: float) -> None:
@@ -211,8 +213,9 @@ class _Explanation:
               chosen: dict[str, list[str]] | None = None) -> dict:
         """A "table" panel; with `chosen` ({axis: labels}) `rows` and `highlight` are nested
         lists indexed by those axes, in order (one table per choice)."""
-        found = {"id": panel, "title": title, "caption": caption, "code": code, "kind": "table",
-                 "columns": columns, "rows": rows, "highlight": highlight or []}
+        found: dict[str, Any] = {
+            "id": panel, "title": title, "caption": caption, "code": code, "kind": "table",
+            "columns": columns, "rows": rows, "highlight": highlight or []}
         if chosen:
             found.update(choose=list(chosen), labels=chosen)
         return found
@@ -304,7 +307,7 @@ class _Explanation:
             self.hook("encoder", "embedding"), ["position", "token", "id", "in the vocabulary"],
             [[i, t, int(n), "no: read as <unk>" if t in unknown else "yes"]
              for i, (t, n) in enumerate(zip(words, self.source_ids))],
-            tuple(i for i, t in enumerate(words) if t in unknown))
+            [i for i, t in enumerate(words) if t in unknown])
         table = self.model.encoder.positional.table.numpy()[:len(words)]
         embedding, scaled, summed = (self.seen("encoder", name)
                                      for name in ("embedding", "scaled", "with_positions"))
@@ -647,7 +650,9 @@ class _Explanation:
         rows: list[list] = []
         highlight: list[list[int]] = []
         for step in self.steps:
-            t, kept, marked = step.step, [], []
+            t = step.step
+            kept: list[list] = []  # the table's rows at this step
+            marked: list[int] = []
             for j in np.nonzero(np.isfinite(step.scores[0]))[0]:
                 if step.tokens[0, j].tolist() == self.output_ids[:t]:
                     marked.append(len(kept))
