@@ -4,9 +4,11 @@ scores give the recorded weights, one head equals NumPy with the model's weights
 translation is translate.py's, every panel's line lies in its function, the JSON round-trips."""
 
 import importlib
+import importlib.util
 import inspect
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -268,3 +270,16 @@ def test_numbers_keep_four_significant_digits_and_hide():
         [0.0001235, -98770.0, 3.142, 0.0, 1e-30]
     assert numbers([[1.0, float("nan")], [float("-inf"), 2.0]], [[False, False], [False, True]]) \
         == [[1.0, None], [None, None]]
+
+
+def test_the_benchmark_prints_its_record(monkeypatch, capsys, words):
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "explain.py"
+    spec = importlib.util.spec_from_file_location("explain_benchmark", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    monkeypatch.setattr(benchmark, "translator_of", lambda checkpoint, which: (words, "tiny"))
+    benchmark.main(["--repeats", "2", "--beam", "2", "--json"])
+    record = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert record["benchmark"] == "explain" and record["figure"] == "median_ms"
+    assert 0 < record["min_ms"] <= record["median_ms"] <= record["max_ms"]
+    assert record["json_bytes"] > 0 and record["beam"] == 2
