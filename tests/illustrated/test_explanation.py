@@ -8,6 +8,7 @@ import importlib.util
 import inspect
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -283,3 +284,15 @@ def test_the_benchmark_prints_its_record(monkeypatch, capsys, words):
     assert record["benchmark"] == "explain" and record["figure"] == "median_ms"
     assert 0 < record["min_ms"] <= record["median_ms"] <= record["max_ms"]
     assert record["json_bytes"] > 0 and record["beam"] == 2
+
+
+def test_data_md_names_every_panel():
+    """docs/illustrated/data.md's table of panels is the panels explain() makes: every id of
+    a beam search on models with and without LayerNorm, and nothing else."""
+    made = set()
+    for variant in ("post-LN", "plain"):
+        made |= {panel["id"] for panel in panels(explain(word_translator(**VARIANTS[variant]),
+                                                         BALL, beam=2))}
+    text = (Path(__file__).resolve().parents[2] / "docs" / "illustrated" / "data.md").read_text(
+        encoding="utf-8")
+    assert set(re.findall(r"`(s\d\.[a-z_]+)`", text)) == made
