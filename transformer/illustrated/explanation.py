@@ -57,7 +57,12 @@ def explain(translator: Translator, sentence: str, beam: int = 1,
         raise ValueError(f"explain: beam must be 1 or more (1 is greedy decoding), got {beam}")
     if length_penalty < 0:
         raise ValueError(f"explain: length_penalty must be 0 or more, got {length_penalty}")
-    return _Explanation(translator, sentence, beam, length_penalty).as_dict()
+    return Explanation(translator, sentence, beam, length_penalty).as_dict()
+
+
+def magnitude(*arrays: np.ndarray) -> float:
+    """The largest |value| of `arrays`: a colour range they share."""
+    return max(float(np.abs(a).max()) for a in arrays)
 
 
 def numbers(array: Any, hidden: Any = None) -> list:
@@ -79,8 +84,10 @@ def numbers(array: Any, hidden: Any = None) -> list:
     return out.tolist()
 
 
-class _Explanation:
-    """The decoding, the recorded pass and the panels of one sentence."""
+class Explanation:
+    """One sentence decoded as translate.py decodes it (`translations`, best first, and each
+    beam-search step in `steps`), the teacher-forced pass over the best translation recorded
+    (`recording`), and the panels of the nine sections made from them (`as_dict`)."""
 
     def __init__(self, translator: Translator, sentence: str, beam: int,
                  length_penalty: float) -> None:
@@ -184,23 +191,34 @@ class _Explanation:
 
     def cells(self, panel: str, title: str, caption: str, code: str, axes: dict[str, list],
               values: Any, choose: tuple[str, ...] = (), scale: str = "diverging",
-              hidden: Any = None) -> dict:
-        """A "cells" panel: `axes` {name: labels} in the order of `values`' axes."""
+              hidden: Any = None, shared: float | None = None) -> dict:
+        """A "cells" panel: `axes` {name: labels} in the order of `values`' axes; `shared`: a
+        magnitude whose colour range [-shared, shared] the panel shares with others."""
         values = np.asarray(values)
         shape = tuple(len(labels) for labels in axes.values())
         if values.shape != shape:
             raise AssertionError(f"panel {panel}: values {values.shape} but axes {shape}")
-        return {"id": panel, "title": title, "caption": caption, "code": code, "kind": "cells",
-                "axes": list(axes), "choose": list(choose),
-                "labels": {name: [str(label) for label in labels]
-                           for name, labels in axes.items()},
-                "values": numbers(values, hidden), "scale": scale}
+        found = {"id": panel, "title": title, "caption": caption, "code": code, "kind": "cells",
+                 "axes": list(axes), "choose": list(choose),
+                 "labels": {name: [str(label) for label in labels]
+                            for name, labels in axes.items()},
+                 "values": numbers(values, hidden), "scale": scale}
+        if shared is not None:
+            found["range"] = numbers([-shared, shared])
+        return found
 
     @staticmethod
     def table(panel: str, title: str, caption: str, code: str, columns: list[str],
-              rows: list[list], highlight: tuple[int, ...] = (), **extra: Any) -> dict:
-        return {"id": panel, "title": title, "caption": caption, "code": code, "kind": "table",
-                "columns": columns, "rows": rows, "highlight": list(highlight), **extra}
+              rows: list, highlight: list | None = None,
+              chosen: dict[str, list[str]] | None = None) -> dict:
+        """A "table" panel; with `chosen` ({axis: labels}) `rows` and `highlight` are nested
+        lists indexed by those axes, in order (one table per choice)."""
+        found: dict[str, Any] = {
+            "id": panel, "title": title, "caption": caption, "code": code, "kind": "table",
+            "columns": columns, "rows": rows, "highlight": highlight or []}
+        if chosen:
+            found.update(choose=list(chosen), labels=chosen)
+        return found
 
     @staticmethod
     def text(panel: str, title: str, caption: str, code: str, text: str) -> dict:
@@ -289,26 +307,27 @@ class _Explanation:
             self.hook("encoder", "embedding"), ["position", "token", "id", "in the vocabulary"],
             [[i, t, int(n), "no: read as <unk>" if t in unknown else "yes"]
              for i, (t, n) in enumerate(zip(words, self.source_ids))],
-            tuple(i for i, t in enumerate(words) if t in unknown))
+            [i for i, t in enumerate(words) if t in unknown])
         table = self.model.encoder.positional.table.numpy()[:len(words)]
+        embedding, scaled, summed = (self.seen("encoder", name)
+                                     for name in ("embedding", "scaled", "with_positions"))
+        shared = magnitude(embedding, scaled, table, summed)
         return [
             tokens,
             self.cells("s2.embedding", "Embeddings",
                        f"Each token's row of the embedding table: {d_model} numbers.",
-                       self.hook("encoder", "embedding"), axes, self.seen("encoder",
-                                                                         "embedding")),
+                       self.hook("encoder", "embedding"), axes, embedding, shared=shared),
             self.cells("s2.scaled", "Embeddings × √d_model",
                        f"The rows multiplied by √d_model = {math.sqrt(d_model):.4g} (paper "
-                       "§3.4).", self.hook("encoder", "scaled"), axes,
-                       self.seen("encoder", "scaled")),
+                       "§3.4).", self.hook("encoder", "scaled"), axes, scaled, shared=shared),
             self.cells("s2.positions", "Positional encodings",
                        "The vector added at each position (paper §3.5), the same whatever the "
                        "word.", self.code(code_at(PositionalEncoding.forward, "self.table[")),
-                       axes, table),
+                       axes, table, shared=shared),
             self.cells("s2.sum", "Their sum: the encoder's input",
                        "Scaled embedding plus positional encoding: the vectors that enter the "
                        "first encoder layer.", self.hook("encoder", "with_positions"), axes,
-                       self.seen("encoder", "with_positions"))]
+                       summed, shared=shared)]
 
     # ----- §3 and §4: one layer's self-attention -------------------------------------------
 
@@ -500,16 +519,18 @@ class _Explanation:
                 "word": self.source, "dim": self.dims(config.d_model)}
         chosen = ("layer", "sublayer", "word")
         block = self.model.encoder.layers[0].self_attn
+        inputs, branches, sums = stacked("input"), stacked("branch"), stacked("sum")
+        shared = magnitude(inputs, branches, sums)
         panels = [
             self.cells("s8.x", "x", "The block's input.", self.hook(first, "input"), axes,
-                       stacked("input"), chosen),
+                       inputs, chosen, shared=shared),
             self.cells("s8.branch", "F(x)", "The sublayer's output" +
                        (" (computed from LN(x): pre-LN)" if config.norm_first else "") + ".",
-                       self.hook(first, "branch"), axes, stacked("branch"), chosen)]
+                       self.hook(first, "branch"), axes, branches, chosen, shared=shared)]
         if block.has_skip:
             panels.append(self.cells("s8.sum", "x + F(x)", "The residual connection: the input "
-                                     "added back.", self.hook(first, "sum"), axes,
-                                     stacked("sum"), chosen))
+                                     "added back.", self.hook(first, "sum"), axes, sums,
+                                     chosen, shared=shared))
         if not block.has_norm:
             panels.append(self.text("s8.no_norm", "No LayerNorm",
                                     "This model's blocks normalize nothing.",
@@ -555,15 +576,15 @@ class _Explanation:
 
     # ----- §9 ------------------------------------------------------------------------------
 
-    def chosen_rows(self) -> list[tuple[np.ndarray, int]]:
-        """Per output position: the step's log-probabilities after the best translation's
-        prefix, found among the open beams the step started from."""
+    def chosen_log_probs(self) -> list[np.ndarray]:
+        """Per output position: the log-probabilities of the next word after the best
+        translation's prefix, from the decoding step that extended it (among the open beams
+        the step started from, the one holding that prefix)."""
         found, before = [], np.zeros((self.beam, 0), dtype=np.int64)
         for t, step in enumerate(self.steps[:len(self.output_ids)]):
-            prefix = self.output_ids[:t]
-            rows = [j for j in range(self.beam) if before[j].tolist() == prefix] \
-                if t else [0]
-            found.append((step.log_probs[0, rows[0]], rows[0]))
+            row = next(j for j in range(self.beam) if before[j].tolist() ==
+                       self.output_ids[:t]) if t else 0
+            found.append(step.log_probs[0, row])
             before = step.tokens[0]
         return found
 
@@ -574,24 +595,18 @@ class _Explanation:
         heads = self.labels(config.n_heads)
         own = self.attention("decoder", "self_attn")
         cross = self.attention("decoder", "cross_attn")
-        rows = self.chosen_rows()
+        log_probs = self.chosen_log_probs()
         step_code = self.code(self.step_code or code_at(beam_search_n_best, "on_step("))
-        chosen = [float(lp[i]) for (lp, _), i in zip(rows, self.output_ids)]
+        chosen = [float(lp[i]) for lp, i in zip(log_probs, self.output_ids)]
         table = [[t + 1, self.decoder_input[t], self.output[t], round(math.exp(p), 4),
                   round(p, 4)] for t, p in enumerate(chosen)]
         logits = self.seen("", "logits")  # (len, vocab), the recorded pass
-        top: list[list] = []
-        top_index: list[int] = []
-        highlight: list[int] = []
-        for t, (lp, _) in enumerate(rows):
+        top, highlight = [], []
+        for t, lp in enumerate(log_probs):
             order = np.argsort(-lp, kind="stable")[:TOP_WORDS]
-            for rank, i in enumerate(order, start=1):
-                if i == self.output_ids[t]:
-                    highlight.append(len(top))
-                top.append([t + 1, rank, vocab.id_to_token(int(i)), round(float(logits[t, i]), 4),
-                            round(float(np.exp(lp[i])), 4)])
-                top_index.append(t)
-        hidden = self.mask("decoder", "self_attn")
+            top.append([[rank, vocab.id_to_token(int(i)), round(float(logits[t, i]), 4),
+                         round(float(np.exp(lp[i])), 4)] for rank, i in enumerate(order, 1)])
+            highlight.append([r for r, i in enumerate(order) if i == self.output_ids[t]])
         panels = [
             self.table("s9.steps", "One word at a time",
                        "At each step the decoder reads the words so far (starting from <bos>) "
@@ -604,7 +619,8 @@ class _Explanation:
                        self.hook("decoder.layers.0.self_attn.sublayer", "weights"),
                        {"layer": decoder_layers, "head": heads, "step": steps,
                         "position": self.decoder_input},
-                       own["weights"], ("layer", "head", "step"), "probability", hidden),
+                       own["weights"], ("layer", "head", "step"), "probability",
+                       self.mask("decoder", "self_attn")),
             self.cells("s9.cross_attention", "Encoder-decoder attention",
                        "The step's attention over the source words: queries from the decoder, "
                        "keys and values from the encoder's output.",
@@ -618,42 +634,39 @@ class _Explanation:
                        {"step": steps, "dim": self.dims(config.d_model)},
                        self.seen("decoder", "output"), ("step",)),
             self.table("s9.top_words", "Final linear layer and softmax",
-                       f"The {TOP_WORDS} most probable next words at each step: their score "
+                       f"The {TOP_WORDS} most probable next words at this step: their score "
                        "(logit) from the final linear layer and their probability after the "
                        "softmax; the word chosen is highlighted.",
                        self.code(code_at(beam_search_n_best, "F.log_softmax(")),
-                       ["step", "rank", "word", "logit", "probability"], top,
-                       tuple(highlight), choose=["step"], row_index={"step": top_index})]
+                       ["rank", "word", "logit", "probability"], top, highlight,
+                       {"step": steps})]
         if self.beam > 1:
             panels += self.beam_panels(step_code)
         return panels
 
     def beam_panels(self, step_code: str) -> list[dict]:
-        """The hypotheses kept at each step, then the n-best list."""
+        """The hypotheses kept at each step of the search, then the n-best list."""
         words = self.vocab.id_to_token
         rows: list[list] = []
-        highlight: list[int] = []
-        index: list[int] = []
+        highlight: list[list[int]] = []
         for step in self.steps:
             t = step.step
-            for j in range(self.beam):
-                score = step.scores[0, j]
-                if not np.isfinite(score):
-                    continue
-                tokens = [words(int(i)) for i in step.tokens[0, j]]
+            kept: list[list] = []  # the table's rows at this step
+            marked: list[int] = []
+            for j in np.nonzero(np.isfinite(step.scores[0]))[0]:
                 if step.tokens[0, j].tolist() == self.output_ids[:t]:
-                    highlight.append(len(rows))
-                rows.append([t, "open", " ".join(tokens), round(float(score), 4),
+                    marked.append(len(kept))
+                score = float(step.scores[0, j])
+                kept.append(["open", " ".join(words(int(i)) for i in step.tokens[0, j]),
+                             round(score, 4),
                              round(penalized_score(score, t, self.length_penalty), 4)])
-                index.append(t - 1)
-            finished = step.finished[0]
-            for hypothesis in (h for h in finished if len(h.tokens) == t):  # new at this step
-                tokens = [words(int(i)) for i in hypothesis.tokens]
+            for hypothesis in (h for h in step.finished[0] if len(h.tokens) == t):  # new now
                 if hypothesis.tokens.tolist() == self.output_ids:
-                    highlight.append(len(rows))
-                rows.append([t, "finished", " ".join(tokens), round(hypothesis.log_prob, 4),
-                             round(hypothesis.score, 4)])
-                index.append(t - 1)
+                    marked.append(len(kept))
+                kept.append(["finished", " ".join(words(int(i)) for i in hypothesis.tokens),
+                             round(hypothesis.log_prob, 4), round(hypothesis.score, 4)])
+            rows.append(kept)
+            highlight.append(marked)
         n_best = [[rank, t.text, round(t.log_prob, 4), round(t.score, 4)]
                   for rank, t in enumerate(self.translations, start=1)]
         return [
@@ -663,9 +676,9 @@ class _Explanation:
                        "finish, scored by log-probability / ((5 + length) / 6)^"
                        f"{self.length_penalty:g} (GNMT's length penalty). The translation "
                        "found and its prefixes are highlighted.", step_code,
-                       ["step", "state", "hypothesis", "log-probability", "score"], rows,
-                       tuple(highlight), choose=["step"], row_index={"step": index}),
+                       ["state", "hypothesis", "log-probability", "score"], rows, highlight,
+                       {"search step": self.labels(len(self.steps))}),
             self.table("s9.n_best", "The n-best list",
                        "The finished hypotheses, best score first: the first is the "
                        "translation.", step_code, ["rank", "translation", "log-probability",
-                                                   "score"], n_best, (0,))]
+                                                   "score"], n_best, [0])]
