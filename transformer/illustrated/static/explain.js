@@ -202,13 +202,13 @@
 
   // ----- tables, texts, code -------------------------------------------------------------
 
-  // A table; with `choose`, only its rows whose `row_index` entries are the chosen indices.
+  // A table; with `choose`, `rows` and `highlight` nested by the chosen indices.
   function drawTable(panel, state) {
-    const highlight = new Set(panel.highlight || []);
-    const shown = panel.rows.map((row, r) => [row, r]).filter(([, r]) =>
-      (panel.choose || []).every((axis) => panel.row_index[axis][r] === state[axis]));
+    const indices = (panel.choose || []).map((axis) => state[axis] || 0);
+    const rows = pick(panel.rows, indices);
+    const highlight = new Set(pick(panel.highlight || [], indices));
     const head = element("tr", {}, ...panel.columns.map((c) => element("th", {text: c})));
-    const body = shown.map(([row, r]) => element("tr", {className: highlight.has(r) ? "chosen" : ""},
+    const body = rows.map((row, r) => element("tr", {className: highlight.has(r) ? "chosen" : ""},
       ...row.map((value) => element("td", {text: full(value),
                                            className: typeof value === "number" ? "number" : ""}))));
     return element("table", {className: "values"}, element("thead", {}, head),
