@@ -85,9 +85,10 @@
     return [mix(t < 0 ? NEGATIVE : POSITIVE, Math.abs(t)), Math.abs(t) > 0.55];
   }
 
-  function legend(scale, range, hidden) {
+  function legend(scale, range, hidden, layout) {
     const stops = scale === "probability" ? [0, 0.5, 1] : [-range, 0, range];
     const box = element("span", {className: "legend"});
+    if (layout) box.append(element("span", {className: "layout", text: layout}));
     box.append(scale === "probability" ? "probability " : "value ");
     for (const stop of stops) {
       const [fill, light] = colour(stop, scale, range);
@@ -125,7 +126,10 @@
       return holder;
     }
     holder.append(grid(panel, rest, shown, range, width, readout));
-    holder.append(legend(panel.scale, range, numbers.length < flatten(shown, [], true).length));
+    const layout = rest.length === 2 ? `rows: ${rest[0]}, columns: ${rest[1]}`
+      : rest.length === 1 ? `cells: ${rest[0]}` : "";
+    holder.append(legend(panel.scale, range, numbers.length < flatten(shown, [], true).length,
+                         layout));
     return holder;
   }
 
