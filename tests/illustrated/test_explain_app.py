@@ -110,6 +110,8 @@ def test_a_question_the_app_cannot_answer_gets_400_and_one_line(app, body, words
 
 
 def test_the_app_answers_nothing_else(app):
+    """Nothing but its page and /explain, nothing but JSON, and nothing to a request naming
+    another host."""
     status, answer = ask(app, None, "/secret", method="GET")
     assert (status, json.loads(answer)) == (404, {"error": "/secret is not here; the page is /"})
     status, answer = ask(app, {"sentence": ARTICLE}, "/translate")
@@ -117,6 +119,16 @@ def test_the_app_answers_nothing_else(app):
                                                            "/explain"})
     status, answer = ask(app, b"{}", headers={"Content-Length": str(2**20)})
     assert status == 413 and "reads at most" in json.loads(answer)["error"]
+    status, answer = ask(app, b"sentence=the+cat",
+                         headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 415 and json.loads(answer)["error"] == (
+        "the request is application/x-www-form-urlencoded; send JSON (Content-Type: "
+        "application/json)")
+    for method in ("GET", "POST"):  # a page elsewhere reaching the app by DNS rebinding
+        status, answer = ask(app, {"sentence": ARTICLE}, "/" if method == "GET" else "/explain",
+                             method=method, headers={"Host": "attacker.example:8048"})
+        assert status == 403 and json.loads(answer)["error"] == (
+            "the app answers requests to 127.0.0.1 or localhost, not to attacker.example")
 
 
 @pytest.mark.parametrize("beam, length_penalty", [(1, 0.6), (2, 1.0)])

@@ -12,7 +12,10 @@
   with {"error": one line} for a request it cannot answer (a blank or too long sentence, a
   beam below 1, ...).
 
-The model answers one question at a time (a lock): its forward pass is recorded as it runs."""
+The model answers one question at a time (a lock): its forward pass is recorded as it runs.
+The app answers only requests addressed to 127.0.0.1 or localhost (another name in the Host
+header, as a web page on another site might send by DNS rebinding, gets 403), and a question
+only as JSON (a plain form posted by another site's page gets 415)."""
 
 from __future__ import annotations
 
@@ -99,6 +102,8 @@ class ExplainHandler(BaseHTTPRequestHandler):
     server_version = "explain"
 
     def do_GET(self) -> None:
+        if not self.addressed_here():
+            return
         if self.path in ("/", "/index.html"):
             self.send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8")
         elif self.path == "/favicon.ico":
@@ -107,8 +112,15 @@ class ExplainHandler(BaseHTTPRequestHandler):
             self.refuse(HTTPStatus.NOT_FOUND, f"{self.path} is not here; the page is /")
 
     def do_POST(self) -> None:
+        if not self.addressed_here():
+            return
         if self.path != "/explain":
             self.refuse(HTTPStatus.NOT_FOUND, f"{self.path} is not here; POST to /explain")
+            return
+        kind = self.headers.get("Content-Type", "").split(";")[0].strip()
+        if kind != "application/json":
+            self.refuse(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, f"the request is {kind or 'untyped'};"
+                        " send JSON (Content-Type: application/json)")
             return
         length = int(self.headers.get("Content-Length") or 0)
         if length > LARGEST_REQUEST:
@@ -132,6 +144,15 @@ class ExplainHandler(BaseHTTPRequestHandler):
                         "(the terminal running it shows the traceback)")
             return
         self.send(HTTPStatus.OK, script_json(answer).encode("utf-8"), "application/json")
+
+    def addressed_here(self) -> bool:
+        """Whether the request names this machine in its Host header; else answered 403."""
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        if host in (HOST, "localhost"):
+            return True
+        self.refuse(HTTPStatus.FORBIDDEN, f"the app answers requests to {HOST} or localhost, "
+                    f"not to {host or 'no host'}")
+        return False
 
     def refuse(self, status: HTTPStatus, message: str) -> None:
         self.send(status, json.dumps({"error": message}).encode("utf-8"), "application/json")
