@@ -131,8 +131,9 @@ def test_the_copy_task_and_subword_pieces():
 
 @pytest.mark.parametrize("variant", ["post-LN", "pre-LN"])
 def test_softmax_of_the_recomputed_scaled_scores_is_the_recorded_weights(variant):
-    """Every stack, layer and head: the reference kernel's scaled scores, softmaxed in float64,
-    equal the weights the model recorded; the scaled scores are the scores / sqrt(d_k)."""
+    """Every stack, layer and head: the reference kernel's scaled scores, softmaxed in float64
+    (and by the kernel), equal the weights the model recorded; the scaled scores are the
+    scores / sqrt(d_k)."""
     translator = word_translator(**VARIANTS[variant])
     explanation = Explanation(translator, ANIMAL, 1, 0.6)
     for stack, sublayer in (("encoder", "self_attn"), ("decoder", "self_attn"),
@@ -146,6 +147,8 @@ def test_softmax_of_the_recomputed_scaled_scores_is_the_recorded_weights(variant
         weights /= weights.sum(axis=-1, keepdims=True)
         np.testing.assert_allclose(weights, found["weights"], rtol=0, atol=1e-6,
                                    err_msg=f"{stack} {sublayer}")
+        np.testing.assert_allclose(found["recomputed"], found["weights"], rtol=0, atol=1e-6,
+                                   err_msg=f"{stack} {sublayer}: the kernel's own softmax")
         np.testing.assert_allclose(found["scaled"], found["scores"] / math.sqrt(TINY["d_model"]
                                                                                 / TINY["n_heads"]),
                                    rtol=1e-6, atol=1e-7)
