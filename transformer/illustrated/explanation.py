@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -341,26 +342,27 @@ class Explanation:
 
     # ----- §3 and §4: one layer's self-attention -------------------------------------------
 
+    @cached_property
     def encoder_attention(self) -> dict[str, np.ndarray]:
-        if not hasattr(self, "_encoder_attention"):
-            self._encoder_attention = self.attention("encoder", "self_attn")
-        return self._encoder_attention
+        """`attention` of the encoder's self-attention (§3 to §6 show it)."""
+        return self.attention("encoder", "self_attn")
 
     def encoder_inner(self) -> np.ndarray:
         """(layers, words, d_model): what each encoder layer's self-attention read."""
         return np.stack([self.seen(f"encoder.layers.{n}.self_attn", "inner")
                          for n in range(self.config.n_encoder_layers)])
 
-    def attention_axes(self, count_dim: int, key: str = "key") -> dict[str, list]:
-        words = self.source
+    def attention_axes(self) -> dict[str, list]:
+        """The axes of the encoder's self-attention: layer, head, word (the query's), key (the
+        word attended to), dim (of a head's vectors)."""
         return {"layer": numbered(self.config.n_encoder_layers),
-                "head": numbered(self.config.n_heads), "word": words,
-                key: words, "dim": indices(count_dim)}
+                "head": numbered(self.config.n_heads), "word": self.source, "key": self.source,
+                "dim": indices(self.config.d_head)}
 
     def section_3(self) -> list[dict]:
-        a, d_k = self.encoder_attention(), self.config.d_head
+        a, d_k = self.encoder_attention, self.config.d_head
         module = "encoder.layers.0.self_attn.sublayer"
-        axes = self.attention_axes(d_k)
+        axes = self.attention_axes()
         one = ("layer", "head", "word")
         scores_code = self.kernel(ArrayKernels.attention_weights, "scores = self.matmul(")
         return [
@@ -412,9 +414,9 @@ class Explanation:
                        a["z"], one)]
 
     def section_4(self) -> list[dict]:
-        a, d_k = self.encoder_attention(), self.config.d_head
+        a = self.encoder_attention
         module = "encoder.layers.0.self_attn.sublayer"
-        axes = self.attention_axes(d_k)
+        axes = self.attention_axes()
         matrix = ("layer", "head")
         square = pick(axes, "layer", "head", "word", "key")
         rows = pick(axes, "layer", "head", "word", "dim")
@@ -444,9 +446,9 @@ class Explanation:
     # ----- §5 ------------------------------------------------------------------------------
 
     def section_5(self) -> list[dict]:
-        a, config = self.encoder_attention(), self.config
+        a, config = self.encoder_attention, self.config
         module = "encoder.layers.0.self_attn.sublayer"
-        axes = self.attention_axes(config.d_head)
+        axes = self.attention_axes()
         layers = config.n_encoder_layers
         both = ("layer", "word")
         wide = {"layer": axes["layer"], "word": axes["word"], "dim": indices(config.d_model)}
@@ -476,8 +478,8 @@ class Explanation:
     # ----- §6 ------------------------------------------------------------------------------
 
     def section_6(self) -> list[dict]:
-        a = self.encoder_attention()
-        axes = self.attention_axes(self.config.d_head)
+        a = self.encoder_attention
+        axes = self.attention_axes()
         code = self.kernel(ArrayKernels.attention_weights, "scores = self.matmul(")
         products = a["q"][:, :, :, None, :] * a["k"][:, :, None, :, :]
         return [
@@ -499,17 +501,21 @@ class Explanation:
         table = self.model.encoder.positional.table.numpy()[:length].astype(np.float64)
         positions = indices(length)
         code = self.code(code_at(PositionalEncoding.forward, "self.table["))
+        learned = self.config.positional == "learned"
         kind = {"sinusoidal": "sines and cosines interleaved (the paper's)",
                 "sinusoidal-concat": "all sines, then all cosines (the first article's figure)",
-                "learned": "learned in training"}[self.config.positional]
+                "learned": "learned in training (the encoder's table; the decoder has its "
+                           "own)"}[self.config.positional]
         return [
             self.cells("s7.positions", "This sentence's positions",
                        f"The vector added at each position of the source and the translation, "
                        f"{self.config.d_model} numbers each: {kind}.", code,
                        {"position": positions, "dim": indices(self.config.d_model)}, table),
             self.cells("s7.similarity", "Position against position",
-                       "The dot product of two positions' vectors: with sines and cosines it "
-                       "depends only on their distance.", code,
+                       "The dot product of two positions' vectors" + (
+                           ": learned vectors need not make it depend on the distance alone."
+                           if learned else ": with sines and cosines it depends only on their "
+                           "distance."), code,
                        {"position": positions, "other": positions}, table @ table.T)]
 
     # ----- §8 ------------------------------------------------------------------------------
@@ -532,7 +538,9 @@ class Explanation:
             self.cells("s8.x", "x", "The block's input.", self.hook(first, "input"), axes,
                        inputs, chosen, shared=shared),
             self.cells("s8.branch", "F(x)", "The sublayer's output" +
-                       (" (computed from LN(x): pre-LN)" if config.norm_first else "") + ".",
+                       (" (computed from LN(x): pre-LN)" if config.norm_first else "") +
+                       (", times the learned α (ReZero)" if config.residual == "rezero"
+                        else "") + ".",
                        self.hook(first, "branch"), axes, branches, chosen, shared=shared)]
         if block.has_skip:
             panels.append(self.cells("s8.sum", "x + F(x)", "The residual connection: the input "
@@ -551,7 +559,8 @@ class Explanation:
                                                        block.norm.eps)
             statistics = np.stack([rows.mean(axis=-1), 1 / rstd.reshape(rows.shape[:-1])],
                                   axis=-1)
-            what = "x (pre-LN: before the sublayer)" if config.norm_first else "x + F(x)"
+            what = "x (pre-LN: before the sublayer)" if config.norm_first else \
+                "x + F(x)" if block.has_skip else "F(x)"
             panels += [
                 self.cells("s8.statistics", "Its mean and deviation",
                            f"The mean and standard deviation (√(variance + ε)) of {what}, over "
@@ -570,10 +579,13 @@ class Explanation:
                            stacked(result), chosen)]
         ffn = [f"encoder.layers.{n}.ffn.sublayer" for n in range(layers)]
         hidden = {"layer": axes["layer"], "word": self.source, "unit": indices(config.d_ff)}
+        relu = config.activation == "relu"
         return panels + [
-            self.cells("s8.ffn_hidden", "Feed-forward: max(0, x W₁ + b₁)",
+            self.cells("s8.ffn_hidden", "Feed-forward: " + ("max(0, x W₁ + b₁)" if relu
+                                                            else "GELU(x W₁ + b₁)"),
                        f"The hidden layer of the position-wise network: {config.d_ff} "
-                       "numbers, negative ones cut to 0.", self.hook(ffn[0], "hidden"), hidden,
+                       "numbers" + (", negative ones cut to 0." if relu else "."),
+                       self.hook(ffn[0], "hidden"), hidden,
                        np.stack([self.seen(m, "hidden") for m in ffn]), ("layer", "word")),
             self.cells("s8.ffn_output", "Feed-forward: · W₂ + b₂",
                        "Back to d_model numbers: the sublayer's output F(x).",
