@@ -252,7 +252,7 @@ def test_every_panels_line_lies_in_its_function(variant):
 
 def test_an_unknown_word_is_named(words):
     explanation = explain(words, "the zebra drank the milk")
-    assert explanation["unknown"] == ["zebra"]
+    assert explanation["unknown"] == ["zebra"] and explanation["unseen"] == []
     (tokens,) = [p for p in panels(explanation) if p["id"] == "s2.tokens"]
     assert tokens["highlight"] == [1] and "<unk>" in tokens["rows"][1][3]
 
@@ -299,3 +299,10 @@ def test_data_md_names_every_panel():
     text = (Path(__file__).resolve().parents[2] / "docs" / "illustrated" / "data.md").read_text(
         encoding="utf-8")
     assert set(re.findall(r"`(s\d\.[a-z_]+)`", text)) == made
+
+
+def test_words_seen_only_in_translations_are_named(words):
+    english = {w for s in SOURCES for w in WORDS.source(s)}
+    vocab = Vocab([words.vocab.id_to_token(i) for i in range(len(words.vocab))], english)
+    explanation = explain(Translator(words.model, vocab, WORDS), "the gato drank the leche")
+    assert explanation["unseen"] == ["gato", "leche"] and explanation["unknown"] == []

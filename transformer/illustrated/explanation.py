@@ -266,6 +266,7 @@ class Explanation:
                          "max_len": self.max_len},
             "sentence": self.sentence, "source_tokens": list(self.source),
             "unknown": self.vocab.unknown(self.source),
+            "unseen": self.vocab.unseen_as_source(self.source),
             "translation": {"text": best.text, "tokens": list(best.tokens),
                             "log_prob": round(best.log_prob, 6), "score": round(best.score, 6),
                             "n_best": [{"text": t.text, "tokens": list(t.tokens),
