@@ -131,8 +131,9 @@ def test_the_copy_task_and_subword_pieces():
 
 @pytest.mark.parametrize("variant", ["post-LN", "pre-LN"])
 def test_softmax_of_the_recomputed_scaled_scores_is_the_recorded_weights(variant):
-    """Every stack, layer and head: the reference kernel's scaled scores, softmaxed in float64,
-    equal the weights the model recorded; the scaled scores are the scores / sqrt(d_k)."""
+    """Every stack, layer and head: the reference kernel's scaled scores, softmaxed in float64
+    (and by the kernel), equal the weights the model recorded; the scaled scores are the
+    scores / sqrt(d_k)."""
     translator = word_translator(**VARIANTS[variant])
     explanation = Explanation(translator, ANIMAL, 1, 0.6)
     for stack, sublayer in (("encoder", "self_attn"), ("decoder", "self_attn"),
@@ -146,6 +147,8 @@ def test_softmax_of_the_recomputed_scaled_scores_is_the_recorded_weights(variant
         weights /= weights.sum(axis=-1, keepdims=True)
         np.testing.assert_allclose(weights, found["weights"], rtol=0, atol=1e-6,
                                    err_msg=f"{stack} {sublayer}")
+        np.testing.assert_allclose(found["recomputed"], found["weights"], rtol=0, atol=1e-6,
+                                   err_msg=f"{stack} {sublayer}: the kernel's own softmax")
         np.testing.assert_allclose(found["scaled"], found["scores"] / math.sqrt(TINY["d_model"]
                                                                                 / TINY["n_heads"]),
                                    rtol=1e-6, atol=1e-7)
@@ -249,7 +252,7 @@ def test_every_panels_line_lies_in_its_function(variant):
 
 def test_an_unknown_word_is_named(words):
     explanation = explain(words, "the zebra drank the milk")
-    assert explanation["unknown"] == ["zebra"]
+    assert explanation["unknown"] == ["zebra"] and explanation["unseen"] == []
     (tokens,) = [p for p in panels(explanation) if p["id"] == "s2.tokens"]
     assert tokens["highlight"] == [1] and "<unk>" in tokens["rows"][1][3]
 
@@ -296,3 +299,10 @@ def test_data_md_names_every_panel():
     text = (Path(__file__).resolve().parents[2] / "docs" / "illustrated" / "data.md").read_text(
         encoding="utf-8")
     assert set(re.findall(r"`(s\d\.[a-z_]+)`", text)) == made
+
+
+def test_words_seen_only_in_translations_are_named(words):
+    english = {w for s in SOURCES for w in WORDS.source(s)}
+    vocab = Vocab([words.vocab.id_to_token(i) for i in range(len(words.vocab))], english)
+    explanation = explain(Translator(words.model, vocab, WORDS), "the gato drank the leche")
+    assert explanation["unseen"] == ["gato", "leche"] and explanation["unknown"] == []

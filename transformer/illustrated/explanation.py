@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,8 @@ def explain(translator: Translator, sentence: str, beam: int = 1,
             length_penalty: float = 0.6) -> dict:
     """The explanation of `sentence` (schema 1, docs/illustrated/data.md), decoded as
     translate.py decodes it with `--beam beam --length-penalty length_penalty`. ValueError
-    (one line) for a sentence the model cannot read or a beam below 1."""
+    (one line) for a sentence the model cannot read, a beam below 1 or a negative length
+    penalty."""
     problem = translator.problem(sentence)
     if problem:
         raise ValueError(f"explain: {problem}")
@@ -58,6 +60,21 @@ def explain(translator: Translator, sentence: str, beam: int = 1,
     if length_penalty < 0:
         raise ValueError(f"explain: length_penalty must be 0 or more, got {length_penalty}")
     return Explanation(translator, sentence, beam, length_penalty).as_dict()
+
+
+def numbered(count: int) -> list[str]:
+    """Labels of things counted from 1 (layers, heads)."""
+    return [str(i) for i in range(1, count + 1)]
+
+
+def indices(count: int) -> list[str]:
+    """Labels of indices from 0 (a vector's numbers, positions)."""
+    return [str(i) for i in range(count)]
+
+
+def pick(axes: dict[str, list], *names: str) -> dict[str, list]:
+    """The axes `names` of `axes`, in that order."""
+    return {name: axes[name] for name in names}
 
 
 def magnitude(*arrays: np.ndarray) -> float:
@@ -108,15 +125,16 @@ class Explanation:
     def _decode(self) -> None:
         """translate.py's decoding, each beam-search step kept with the line reporting it."""
         self.steps: list[BeamStep] = []
-        self.step_code: Code | None = None
+        reported: list[Code] = []
 
         def on_step(step: BeamStep) -> None:
             self.steps.append(step)
-            self.step_code = code_of(sys._getframe(1))
+            reported.append(code_of(sys._getframe(1)))
 
         result = self.translator.translate_detailed(
             self.sentence, beam_size=self.beam, n_best=self.beam,
             length_penalty=self.length_penalty, max_len=self.max_len, on_step=on_step)
+        self.step_code = reported[0]  # the line of beam search reporting its steps
         self.translations = result.translations
         best = self.translations[0]
         self.output_ids = self.vocab.encode(best.tokens)  # EOS last where produced
@@ -150,19 +168,18 @@ class Explanation:
     def attention(self, stack: str, sublayer: str) -> dict[str, np.ndarray]:
         """Every layer's q, k, v, z (layers, heads, len, d_k), weights (layers, heads, len,
         k_len) as recorded, and the scores q·kᵀ and scaled scores recomputed by the reference
-        kernel, with `check`: the kernel's softmax of the scaled scores."""
+        kernel, with `recomputed`: the kernel's softmax of the scaled scores."""
         layers = len(getattr(self.model, stack).layers)
         found: dict[str, list] = {name: [] for name in
-                                  ("q", "k", "v", "z", "weights", "scores", "scaled", "check")}
+                                  ("q", "k", "v", "z", "weights", "scores", "scaled",
+                                               "recomputed")}
         for number in range(layers):
             module = f"{stack}.layers.{number}.{sublayer}.sublayer"
             for name in ("q", "k", "v", "z", "weights"):
                 found[name].append(self.seen(module, name))
-            scores, scaled, check = self.scores(found["q"][-1], found["k"][-1],
-                                                self.mask(stack, sublayer))
-            found["scores"].append(scores)
-            found["scaled"].append(scaled)
-            found["check"].append(check)
+            recomputed = self.scores(found["q"][-1], found["k"][-1], self.mask(stack, sublayer))
+            for name, array in zip(("scores", "scaled", "recomputed"), recomputed):
+                found[name].append(array)
         return {name: np.stack(arrays) for name, arrays in found.items()}
 
     def mask(self, stack: str, sublayer: str) -> np.ndarray | None:
@@ -225,12 +242,6 @@ class Explanation:
         return {"id": panel, "title": title, "caption": caption, "code": code, "kind": "text",
                 "text": text}
 
-    def labels(self, count: int) -> list[str]:
-        return [str(i) for i in range(1, count + 1)]
-
-    def dims(self, count: int) -> list[str]:
-        return [str(i) for i in range(count)]
-
     # ----- the document ----------------------------------------------------------------------
 
     def as_dict(self) -> dict:
@@ -255,6 +266,7 @@ class Explanation:
                          "max_len": self.max_len},
             "sentence": self.sentence, "source_tokens": list(self.source),
             "unknown": self.vocab.unknown(self.source),
+            "unseen": self.vocab.unseen_as_source(self.source),
             "translation": {"text": best.text, "tokens": list(best.tokens),
                             "log_prob": round(best.log_prob, 6), "score": round(best.score, 6),
                             "n_best": [{"text": t.text, "tokens": list(t.tokens),
@@ -280,7 +292,7 @@ class Explanation:
                        "The sentence in, its translation out, as translate.py gives it with the "
                        "same decoding options; the translation's log-probability and its score "
                        "(the log-probability divided by the length penalty).",
-                       self.code(self.step_code or code_at(beam_search_n_best, "on_step(")),
+                       self.code(self.step_code),
                        ["sentence", "translation", "log-probability", "score"],
                        [[self.sentence, best.text, round(best.log_prob, 4),
                          round(best.score, 4)]]),
@@ -297,7 +309,7 @@ class Explanation:
     def section_2(self) -> list[dict]:
         d_model, words = self.config.d_model, self.source
         unknown = set(self.vocab.unknown(words))
-        axes = {"word": words, "dim": self.dims(d_model)}
+        axes = {"word": words, "dim": indices(d_model)}
         tokens = self.table(
             "s2.tokens", "Tokens and ids",
             "The sentence cut into tokens" + (" (subword pieces, ▁ marking a word's start)"
@@ -331,29 +343,27 @@ class Explanation:
 
     # ----- §3 and §4: one layer's self-attention -------------------------------------------
 
+    @cached_property
     def encoder_attention(self) -> dict[str, np.ndarray]:
-        if not hasattr(self, "_encoder_attention"):
-            self._encoder_attention = self.attention("encoder", "self_attn")
-        return self._encoder_attention
+        """`attention` of the encoder's self-attention (§3 to §6 show it)."""
+        return self.attention("encoder", "self_attn")
 
     def encoder_inner(self) -> np.ndarray:
         """(layers, words, d_model): what each encoder layer's self-attention read."""
         return np.stack([self.seen(f"encoder.layers.{n}.self_attn", "inner")
                          for n in range(self.config.n_encoder_layers)])
 
-    def attention_axes(self, count_dim: int, key: str = "key") -> dict[str, list]:
-        words = self.source
-        return {"layer": self.labels(self.config.n_encoder_layers),
-                "head": self.labels(self.config.n_heads), "word": words,
-                key: words, "dim": self.dims(count_dim)}
-
-    def pick(self, axes: dict[str, list], *names: str) -> dict[str, list]:
-        return {name: axes[name] for name in names}
+    def attention_axes(self) -> dict[str, list]:
+        """The axes of the encoder's self-attention: layer, head, word (the query's), key (the
+        word attended to), dim (of a head's vectors)."""
+        return {"layer": numbered(self.config.n_encoder_layers),
+                "head": numbered(self.config.n_heads), "word": self.source, "key": self.source,
+                "dim": indices(self.config.d_head)}
 
     def section_3(self) -> list[dict]:
-        a, d_k = self.encoder_attention(), self.config.d_head
+        a, d_k = self.encoder_attention, self.config.d_head
         module = "encoder.layers.0.self_attn.sublayer"
-        axes = self.attention_axes(d_k)
+        axes = self.attention_axes()
         one = ("layer", "head", "word")
         scores_code = self.kernel(ArrayKernels.attention_weights, "scores = self.matmul(")
         return [
@@ -362,60 +372,60 @@ class Explanation:
                        + (", normalized (pre-LN)" if self.config.norm_first else "") + ".",
                        self.hook("encoder.layers.0.self_attn", "inner"),
                        {"layer": axes["layer"], "word": axes["word"],
-                        "dim": self.dims(self.config.d_model)},
+                        "dim": indices(self.config.d_model)},
                        self.encoder_inner(), ("layer", "word")),
             self.cells("s3.query", "Step 1: its query vector",
                        f"q = x W_Q for the chosen head: {d_k} numbers (d_k).",
-                       self.hook(module, "q"), self.pick(axes, "layer", "head", "word", "dim"),
+                       self.hook(module, "q"), pick(axes, "layer", "head", "word", "dim"),
                        a["q"], one),
             self.cells("s3.key", "Step 1: every word's key",
                        "k = x W_K for every word of the sentence.", self.hook(module, "k"),
-                       self.pick(axes, "layer", "head", "key", "dim"), a["k"],
+                       pick(axes, "layer", "head", "key", "dim"), a["k"],
                        ("layer", "head")),
             self.cells("s3.value", "Step 1: every word's value",
                        "v = x W_V for every word of the sentence.", self.hook(module, "v"),
-                       self.pick(axes, "layer", "head", "key", "dim"), a["v"],
+                       pick(axes, "layer", "head", "key", "dim"), a["v"],
                        ("layer", "head")),
             self.cells("s3.scores", "Step 2: scores",
                        "The query's dot product with each word's key, q·k: computed inside "
                        "the fused attention op and recomputed here by its reference kernel.",
-                       scores_code, self.pick(axes, "layer", "head", "word", "key"),
+                       scores_code, pick(axes, "layer", "head", "word", "key"),
                        a["scores"], one),
             self.cells("s3.scaled", f"Step 3: divided by √d_k = {math.sqrt(d_k):.4g}",
                        "The scores scaled, so that their softmax is not too peaked (paper "
                        "§3.2.1).",
                        self.kernel(ArrayKernels.scaled_masked_softmax, "scores *= scale"),
-                       self.pick(axes, "layer", "head", "word", "key"), a["scaled"], one),
+                       pick(axes, "layer", "head", "word", "key"), a["scaled"], one),
             self.cells("s3.softmax", "Step 4: softmax",
                        "The scaled scores turned into weights that are positive and add up to "
                        "1: how much the word attends to each word (the model's recorded "
                        "attention weights).",
                        self.kernel(ArrayKernels.scaled_masked_softmax, "return self.softmax("),
-                       self.pick(axes, "layer", "head", "word", "key"), a["weights"], one,
+                       pick(axes, "layer", "head", "word", "key"), a["weights"], one,
                        "probability"),
             self.cells("s3.weighted", "Step 5: weighted values",
                        "Each word's value vector times its weight: the fused op does this "
                        "and step 6 in one product (weights × V).",
                        self.kernel(ArrayKernels.attention, "return self.matmul(attended, v)"),
-                       self.pick(axes, "layer", "head", "word", "key", "dim"),
+                       pick(axes, "layer", "head", "word", "key", "dim"),
                        a["weights"][..., None] * a["v"][:, :, None], one),
             self.cells("s3.z", "Step 6: their sum, z",
                        "The sum of the weighted values: the head's output for this word.",
-                       self.hook(module, "z"), self.pick(axes, "layer", "head", "word", "dim"),
+                       self.hook(module, "z"), pick(axes, "layer", "head", "word", "dim"),
                        a["z"], one)]
 
     def section_4(self) -> list[dict]:
-        a, d_k = self.encoder_attention(), self.config.d_head
+        a = self.encoder_attention
         module = "encoder.layers.0.self_attn.sublayer"
-        axes = self.attention_axes(d_k)
+        axes = self.attention_axes()
         matrix = ("layer", "head")
-        square = self.pick(axes, "layer", "head", "word", "key")
-        rows = self.pick(axes, "layer", "head", "word", "dim")
+        square = pick(axes, "layer", "head", "word", "key")
+        rows = pick(axes, "layer", "head", "word", "dim")
         return [
             self.cells("s4.x", "X", "One row per word: the input of the layer's "
                        "self-attention.", self.hook("encoder.layers.0.self_attn", "inner"),
                        {"layer": axes["layer"], "word": axes["word"],
-                        "dim": self.dims(self.config.d_model)},
+                        "dim": indices(self.config.d_model)},
                        self.encoder_inner(), ("layer",)),
             self.cells("s4.q", "Q = X W_Q", "Every word's query at once, for the chosen head.",
                        self.hook(module, "q"), rows, a["q"], matrix),
@@ -437,12 +447,12 @@ class Explanation:
     # ----- §5 ------------------------------------------------------------------------------
 
     def section_5(self) -> list[dict]:
-        a, config = self.encoder_attention(), self.config
+        a, config = self.encoder_attention, self.config
         module = "encoder.layers.0.self_attn.sublayer"
-        axes = self.attention_axes(config.d_head)
+        axes = self.attention_axes()
         layers = config.n_encoder_layers
         both = ("layer", "word")
-        wide = {"layer": axes["layer"], "word": axes["word"], "dim": self.dims(config.d_model)}
+        wide = {"layer": axes["layer"], "word": axes["word"], "dim": indices(config.d_model)}
 
         def per_layer(name: str) -> np.ndarray:
             return np.stack([self.seen(f"encoder.layers.{n}.self_attn.sublayer", name)
@@ -451,11 +461,11 @@ class Explanation:
             self.cells("s5.weights", "Every head's attention",
                        "The chosen word's attention weights in each head: each head attends "
                        "its own way.", self.hook(module, "weights"),
-                       self.pick(axes, "layer", "word", "head", "key"),
+                       pick(axes, "layer", "word", "head", "key"),
                        a["weights"].transpose(0, 2, 1, 3), both, "probability"),
             self.cells("s5.z", "Every head's z", f"The {config.n_heads} heads' outputs for "
                        "the chosen word.", self.hook(module, "z"),
-                       self.pick(axes, "layer", "word", "head", "dim"),
+                       pick(axes, "layer", "word", "head", "dim"),
                        a["z"].transpose(0, 2, 1, 3), both),
             self.cells("s5.concat", "Concatenated",
                        f"The heads' z side by side: {config.n_heads} × {config.d_head} = "
@@ -469,20 +479,20 @@ class Explanation:
     # ----- §6 ------------------------------------------------------------------------------
 
     def section_6(self) -> list[dict]:
-        a = self.encoder_attention()
-        axes = self.attention_axes(self.config.d_head)
+        a = self.encoder_attention
+        axes = self.attention_axes()
         code = self.kernel(ArrayKernels.attention_weights, "scores = self.matmul(")
         products = a["q"][:, :, :, None, :] * a["k"][:, :, None, :, :]
         return [
             self.cells("s6.factor", "The factor matrix Q Kᵀ",
                        "The dot products before scaling: row = query word, column = key word; "
                        "high where the two vectors point the same way.", code,
-                       self.pick(axes, "layer", "head", "word", "key"), a["scores"],
+                       pick(axes, "layer", "head", "word", "key"), a["scores"],
                        ("layer", "head")),
             self.cells("s6.products", "One dot product taken apart",
                        "q and k multiplied number by number: pairs of the same sign push the "
                        "sum (the score) up, opposite signs pull it down.", code,
-                       self.pick(axes, "layer", "head", "word", "key", "dim"), products,
+                       pick(axes, "layer", "head", "word", "key", "dim"), products,
                        ("layer", "head", "word", "key"))]
 
     # ----- §7 ------------------------------------------------------------------------------
@@ -490,19 +500,23 @@ class Explanation:
     def section_7(self) -> list[dict]:
         length = max(len(self.source), len(self.output_ids))
         table = self.model.encoder.positional.table.numpy()[:length].astype(np.float64)
-        positions = self.dims(length)
+        positions = indices(length)
         code = self.code(code_at(PositionalEncoding.forward, "self.table["))
+        learned = self.config.positional == "learned"
         kind = {"sinusoidal": "sines and cosines interleaved (the paper's)",
                 "sinusoidal-concat": "all sines, then all cosines (the first article's figure)",
-                "learned": "learned in training"}[self.config.positional]
+                "learned": "learned in training (the encoder's table; the decoder has its "
+                           "own)"}[self.config.positional]
         return [
             self.cells("s7.positions", "This sentence's positions",
                        f"The vector added at each position of the source and the translation, "
                        f"{self.config.d_model} numbers each: {kind}.", code,
-                       {"position": positions, "dim": self.dims(self.config.d_model)}, table),
+                       {"position": positions, "dim": indices(self.config.d_model)}, table),
             self.cells("s7.similarity", "Position against position",
-                       "The dot product of two positions' vectors: with sines and cosines it "
-                       "depends only on their distance.", code,
+                       "The dot product of two positions' vectors" + (
+                           ": learned vectors need not make it depend on the distance alone."
+                           if learned else ": with sines and cosines it depends only on their "
+                           "distance."), code,
                        {"position": positions, "other": positions}, table @ table.T)]
 
     # ----- §8 ------------------------------------------------------------------------------
@@ -515,8 +529,8 @@ class Explanation:
 
         def stacked(name: str) -> np.ndarray:
             return np.stack([np.stack([self.seen(b, name) for b in row]) for row in blocks])
-        axes = {"layer": self.labels(layers), "sublayer": ["self-attention", "feed-forward"],
-                "word": self.source, "dim": self.dims(config.d_model)}
+        axes = {"layer": numbered(layers), "sublayer": ["self-attention", "feed-forward"],
+                "word": self.source, "dim": indices(config.d_model)}
         chosen = ("layer", "sublayer", "word")
         block = self.model.encoder.layers[0].self_attn
         inputs, branches, sums = stacked("input"), stacked("branch"), stacked("sum")
@@ -525,7 +539,9 @@ class Explanation:
             self.cells("s8.x", "x", "The block's input.", self.hook(first, "input"), axes,
                        inputs, chosen, shared=shared),
             self.cells("s8.branch", "F(x)", "The sublayer's output" +
-                       (" (computed from LN(x): pre-LN)" if config.norm_first else "") + ".",
+                       (" (computed from LN(x): pre-LN)" if config.norm_first else "") +
+                       (", times the learned α (ReZero)" if config.residual == "rezero"
+                        else "") + ".",
                        self.hook(first, "branch"), axes, branches, chosen, shared=shared)]
         if block.has_skip:
             panels.append(self.cells("s8.sum", "x + F(x)", "The residual connection: the input "
@@ -544,7 +560,8 @@ class Explanation:
                                                        block.norm.eps)
             statistics = np.stack([rows.mean(axis=-1), 1 / rstd.reshape(rows.shape[:-1])],
                                   axis=-1)
-            what = "x (pre-LN: before the sublayer)" if config.norm_first else "x + F(x)"
+            what = "x (pre-LN: before the sublayer)" if config.norm_first else \
+                "x + F(x)" if block.has_skip else "F(x)"
             panels += [
                 self.cells("s8.statistics", "Its mean and deviation",
                            f"The mean and standard deviation (√(variance + ε)) of {what}, over "
@@ -562,11 +579,14 @@ class Explanation:
                               else ": the block's output."), self.hook(first, result), axes,
                            stacked(result), chosen)]
         ffn = [f"encoder.layers.{n}.ffn.sublayer" for n in range(layers)]
-        hidden = {"layer": axes["layer"], "word": self.source, "unit": self.dims(config.d_ff)}
+        hidden = {"layer": axes["layer"], "word": self.source, "unit": indices(config.d_ff)}
+        relu = config.activation == "relu"
         return panels + [
-            self.cells("s8.ffn_hidden", "Feed-forward: max(0, x W₁ + b₁)",
+            self.cells("s8.ffn_hidden", "Feed-forward: " + ("max(0, x W₁ + b₁)" if relu
+                                                            else "GELU(x W₁ + b₁)"),
                        f"The hidden layer of the position-wise network: {config.d_ff} "
-                       "numbers, negative ones cut to 0.", self.hook(ffn[0], "hidden"), hidden,
+                       "numbers" + (", negative ones cut to 0." if relu else "."),
+                       self.hook(ffn[0], "hidden"), hidden,
                        np.stack([self.seen(m, "hidden") for m in ffn]), ("layer", "word")),
             self.cells("s8.ffn_output", "Feed-forward: · W₂ + b₂",
                        "Back to d_model numbers: the sublayer's output F(x).",
@@ -591,12 +611,12 @@ class Explanation:
     def section_9(self) -> list[dict]:
         config, vocab = self.config, self.vocab
         steps = [f"{t + 1}: {w}" for t, w in enumerate(self.output)]
-        decoder_layers = self.labels(config.n_decoder_layers)
-        heads = self.labels(config.n_heads)
+        decoder_layers = numbered(config.n_decoder_layers)
+        heads = numbered(config.n_heads)
         own = self.attention("decoder", "self_attn")
         cross = self.attention("decoder", "cross_attn")
         log_probs = self.chosen_log_probs()
-        step_code = self.code(self.step_code or code_at(beam_search_n_best, "on_step("))
+        step_code = self.code(self.step_code)
         chosen = [float(lp[i]) for lp, i in zip(log_probs, self.output_ids)]
         table = [[t + 1, self.decoder_input[t], self.output[t], round(math.exp(p), 4),
                   round(p, 4)] for t, p in enumerate(chosen)]
@@ -631,7 +651,7 @@ class Explanation:
             self.cells("s9.hidden", "The decoder's output vector",
                        "What the final linear layer reads at this step.",
                        self.hook("decoder", "output"),
-                       {"step": steps, "dim": self.dims(config.d_model)},
+                       {"step": steps, "dim": indices(config.d_model)},
                        self.seen("decoder", "output"), ("step",)),
             self.table("s9.top_words", "Final linear layer and softmax",
                        f"The {TOP_WORDS} most probable next words at this step: their score "
@@ -677,7 +697,7 @@ class Explanation:
                        f"{self.length_penalty:g} (GNMT's length penalty). The translation "
                        "found and its prefixes are highlighted.", step_code,
                        ["state", "hypothesis", "log-probability", "score"], rows, highlight,
-                       {"search step": self.labels(len(self.steps))}),
+                       {"search step": numbered(len(self.steps))}),
             self.table("s9.n_best", "The n-best list",
                        "The finished hypotheses, best score first: the first is the "
                        "translation.", step_code, ["rank", "translation", "log-probability",
