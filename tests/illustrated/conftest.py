@@ -4,27 +4,11 @@ size), and the trained run that tests/training shares (the browser tests: made o
 session for both folders)."""
 
 import pytest
+from explained import ARTICLE, LONGEST_ARTICLE, TINY, TINY_MAX_LEN, fresh_translator
 from training.conftest import train_memorizing_run
 
-import minigrad as mg
-from transformer import Transformer, TransformerConfig, Translator
-from transformer.data import Vocab, tokenize
+from transformer.data import tokenize
 from transformer.main_job import MAIN_JOB
-
-ARTICLE = "the black cat drank the milk"
-LONGEST_ARTICLE = "the animal didn't cross the street because it was too tired"
-TINY = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
-        "d_ff": 32, "dropout": 0.0}
-TINY_MAX_LEN = 12  # tokens: a longer sentence is refused
-
-
-def fresh_translator(model, words, max_len, seed=0) -> Translator:
-    """A Translator of a freshly initialized model of options `model` reading `words`."""
-    vocab = Vocab.build([words])
-    mg.manual_seed(seed)
-    config = TransformerConfig(len(vocab), len(vocab), max_len=max_len, share_embeddings=True,
-                               pad_id=vocab.pad_id, **model)
-    return Translator(Transformer(config), vocab)
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from argparse import Namespace
 from html.parser import HTMLParser
 
 import pytest
-from conftest import ARTICLE, LONGEST_ARTICLE, TINY_MAX_LEN
+from explained import ARTICLE, LONGEST_ARTICLE, TINY_MAX_LEN
 
 from transformer import cli
 from transformer.illustrated.app import ExplainServer

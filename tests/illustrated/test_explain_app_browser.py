@@ -2,10 +2,10 @@
 selenium through Debian's chromedriver, as tests/monitoring's report test): examples/explain.py
 started as a process on a free port, a sentence typed, its translation equal to translate.py's
 (greedy, and beam 3 with a length penalty), every section present with its panels, one head's
-z vector equal to a direct computation with the model's weights, an unknown word named, an
-error in one line, and no request to any address but 127.0.0.1; the exported page opens with
-no network request at all. Screenshots go to $EXPLAIN_SCREENSHOTS (default: the test's
-temporary folder).
+z vector equal to a direct computation with the model's weights, an unknown word named (and a
+word training saw only in translations), an error in one line, and no request to any address
+but 127.0.0.1; the exported page opens with no network request at all. Screenshots go to
+$EXPLAIN_SCREENSHOTS (default: the test's temporary folder).
 
 Under CI=true a missing Chromium, chromedriver or selenium fails the test; elsewhere it is
 skipped with one line naming them."""
@@ -190,6 +190,7 @@ def direct_z(run, sentence, head, word):
 
 
 def test_the_app_explains_a_typed_sentence_in_chromium(trained_run, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
@@ -219,6 +220,15 @@ def test_the_app_explains_a_typed_sentence_in_chromium(trained_run, tmp_path):
         rounding = 0.5 * 10.0 ** (np.floor(np.log10(np.abs(direct))) - 3)
         assert np.all(np.abs(np.array(z) - direct) <= rounding + 1e-5), (z, direct)
         driver.execute_script("arguments[0].scrollIntoView();", panel)
+        first = panel.find_element(By.CSS_SELECTOR, "svg rect")
+        ActionChains(driver).move_to_element(first).perform()
+        assert panel.find_element(By.CLASS_NAME, "readout").text == f"dim 0: {z[0]:g}"
+        code = panel.find_element(By.CSS_SELECTOR, "details.code")
+        code.find_element(By.TAG_NAME, "summary").click()
+        marked = code.find_element(By.CSS_SELECTOR, "pre .hit")
+        assert code.find_element(By.TAG_NAME, "summary").text.endswith(
+            f":{marked.get_attribute('data-line')}")
+        assert "self.seen(\"z\"" in marked.text
         screenshot(driver, tmp_path, "explain-six-steps.png")
 
         assert ask(driver, SENTENCE, beam=3, length_penalty=1.0) == "shown"
@@ -229,6 +239,9 @@ def test_the_app_explains_a_typed_sentence_in_chromium(trained_run, tmp_path):
         assert ask(driver, "the zebra is blue") == "shown"
         assert driver.find_element(By.ID, "unknown").text.startswith(
             "Not in the model's vocabulary: zebra.")
+        assert ask(driver, "the bola is blue") == "shown"  # a word of the translations only
+        assert driver.find_element(By.ID, "unseen").text.startswith(
+            "Seen in training only in translations, never in a source sentence: bola.")
         assert not console_errors(driver)
         assert ask(driver, "   ") == "error"
         assert driver.find_element(By.ID, "error").text == \

@@ -326,6 +326,11 @@
         text: `Not in the model's vocabulary: ${explanation.unknown.join(", ")}. ` +
               "The model reads each as <unk>, as translate.py does."}));
     }
+    if (explanation.unseen.length) {
+      box.append(element("p", {id: "unseen", className: "warning",
+        text: `Seen in training only in translations, never in a source sentence: ` +
+              `${explanation.unseen.join(", ")}. The model has not learnt to read them.`}));
+    }
     return box;
   }
 
