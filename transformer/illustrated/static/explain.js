@@ -111,14 +111,24 @@
     }).join(", ");
   }
 
-  function drawCells(panel, state, width, readout) {
-    const choose = panel.choose || [];
-    const indices = choose.map((axis) => state[axis] || 0);
-    const shown = pick(panel.values, indices);
-    const rest = panel.axes.slice(choose.length);
+  // The part of a cells panel the section's choices pick.
+  function shownPart(panel, state) {
+    return pick(panel.values, (panel.choose || []).map((axis) => state[axis] || 0));
+  }
+
+  // The largest magnitude a panel's colours reach: its drawn part's, or, for panels sharing a
+  // `range` (data.md), the largest of what all of them draw now, so they compare.
+  function colourRange(panel, panels, state) {
+    const sharing = panel.range ? panels.filter((p) => p.kind === "cells" && p.range &&
+      p.range.join() === panel.range.join()) : [panel];
+    return Math.max(0, ...sharing.flatMap((p) => flatten(shownPart(p, state), []))
+      .map(Math.abs));
+  }
+
+  function drawCells(panel, state, range, width, readout) {
+    const shown = shownPart(panel, state);
+    const rest = panel.axes.slice((panel.choose || []).length);
     const numbers = flatten(shown, []);
-    const range = panel.range ? Math.max(...panel.range.map(Math.abs))
-      : Math.max(0, ...numbers.map(Math.abs));
     const holder = element("div", {className: "cells"});
     if (rest.length > 2) {  // the schema draws one axis (a vector) or two (a grid)
       holder.append(element("p", {className: "error", text: `${panel.id}: ${rest.length} axes ` +
@@ -243,7 +253,7 @@
 
   // ----- panels and sections ----------------------------------------------------------------
 
-  function drawPanel(figure, panel, state, labels) {
+  function drawPanel(figure, panel, state, labels, panels) {
     const body = figure.querySelector(".drawing");
     const readout = figure.querySelector(".readout");
     const chosen = figure.querySelector(".chosen-now");
@@ -252,7 +262,7 @@
     if (panel.kind === "cells") {
       const width = Math.max(240, Math.min(body.clientWidth || 900, 960));
       readout.textContent = "point at a cell to read its number";
-      body.append(drawCells(panel, state, width, readout));
+      body.append(drawCells(panel, state, colourRange(panel, panels, state), width, readout));
     } else if (panel.kind === "table") {
       body.append(drawTable(panel, state));
     } else if (panel.kind === "text") {
@@ -285,6 +295,8 @@
         codeView(explanation.code[panel.code]));
       return [figure, panel];
     });
+    const draw = () => figures.forEach(([figure, panel]) =>
+      drawPanel(figure, panel, state, labels, section.panels));
     if (Object.keys(labels).length) {
       const bar = element("div", {className: "choosers"});
       for (const [axis, names] of Object.entries(labels)) {
@@ -293,17 +305,14 @@
           ...(names || []).map((label, i) => element("option", {value: i, text: String(label)})));
         select.addEventListener("change", () => {
           state[axis] = Number(select.value);
-          for (const [figure, panel] of figures) {
-            if ((panel.choose || []).includes(axis)) drawPanel(figure, panel, state, labels);
-          }
+          draw();
         });
         bar.append(element("label", {}, axis, " ", select));
       }
       box.append(bar);
     }
     figures.forEach(([figure]) => box.append(figure));
-    return [box, () => figures.forEach(([figure, panel]) => drawPanel(figure, panel, state,
-                                                                        labels))];
+    return [box, draw];
   }
 
   function decodingText(decoding) {
