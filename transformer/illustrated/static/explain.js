@@ -161,7 +161,7 @@
       (l) => String(l).length))) : (columnAxis ? 14 : 0);
     const svg = svgElement("svg", {width: labelWidth + cell * columns + 2 + (words ? tall : 0),
                                    height: tall + height * rows.length + 2,
-                                   role: "img", class: "grid"});
+                                   role: "img", class: "grid", "aria-label": panel.title});
     const widest = Math.max(1, ...columnLabels.map((l) => String(l).length));
     const every = Math.max(1, Math.ceil((7 * widest + 8) / cell));  // numbers that fit
     columnLabels.forEach((label, c) => {
