@@ -379,7 +379,6 @@
     const field = (id) => document.getElementById(id);
     field("beam").value = options.beam;
     field("length-penalty").value = options.length_penalty;
-    field("sentence").value = options.sentence || "";
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       showError("");
@@ -402,7 +401,6 @@
       if (!answer.ok) showError(`error: ${body.error}`);
       else render(root, body);
     });
-    if (options.sentence) form.requestSubmit();
   }
 
   function offline(root, data) {
