@@ -2,10 +2,11 @@
 selenium through Debian's chromedriver, as tests/monitoring's report test): examples/explain.py
 started as a process on a free port, a sentence typed, its translation equal to translate.py's
 (greedy, and beam 3 with a length penalty), every section present with its panels, one head's
-z vector equal to a direct computation with the model's weights, an unknown word named (and a
-word training saw only in translations), an error in one line, and no request to any address
-but 127.0.0.1; the exported page opens with no network request at all. Screenshots go to
-$EXPLAIN_SCREENSHOTS (default: the test's temporary folder).
+z vector equal to a direct computation with the model's weights, a word picked by clicking
+it, an unknown word named (and a word training saw only in translations), an error in one
+line, and no request to any address but 127.0.0.1; the exported page opens with no network
+request at all. Screenshots go to $EXPLAIN_SCREENSHOTS (default: the test's temporary
+folder).
 
 Under CI=true a missing Chromium, chromedriver or selenium fails the test; elsewhere it is
 skipped with one line naming them."""
@@ -230,6 +231,14 @@ def test_the_app_explains_a_typed_sentence_in_chromium(trained_run, tmp_path):
             f":{marked.get_attribute('data-line')}")
         assert "self.seen(\"z\"" in marked.text
         screenshot(driver, tmp_path, "explain-six-steps.png")
+        factor = driver.find_element(By.CSS_SELECTOR, "figure[data-panel='s6.factor']")
+        driver.execute_script("arguments[0].scrollIntoView();", factor)
+        factor.find_elements(By.CSS_SELECTOR, ".row-label.choosable")[2].click()  # a word
+        assert driver.find_element(By.CSS_SELECTOR, "#section-6 select[data-axis='word']") \
+            .get_attribute("value") == "2"
+        products = driver.find_element(By.CSS_SELECTOR, "figure[data-panel='s6.products']")
+        assert f"word {SENTENCE.split()[2]}" in products.find_element(
+            By.CLASS_NAME, "chosen-now").text
 
         assert ask(driver, SENTENCE, beam=3, length_penalty=1.0) == "shown"
         assert driver.find_element(By.ID, "translation").text == translated(

@@ -125,7 +125,7 @@
       .map(Math.abs));
   }
 
-  function drawCells(panel, state, range, width, readout) {
+  function drawCells(panel, state, range, width, readout, choosers) {
     const shown = shownPart(panel, state);
     const rest = panel.axes.slice((panel.choose || []).length);
     const numbers = flatten(shown, []);
@@ -135,7 +135,7 @@
         `left to draw (${rest.join(", ")}); a panel leaves one or two`}));
       return holder;
     }
-    holder.append(grid(panel, rest, shown, range, width, readout));
+    holder.append(grid(panel, rest, shown, range, width, readout, choosers));
     const layout = rest.length === 2 ? `rows: ${rest[0]}, columns: ${rest[1]}`
       : rest.length === 1 ? `cells: ${rest[0]}` : "";
     holder.append(legend(panel.scale, range, numbers.length < flatten(shown, [], true).length,
@@ -145,7 +145,16 @@
 
   // One SVG: a single cell (no axis left), a row of cells (one axis: a vector), or a grid
   // (two: rows by columns).
-  function grid(panel, rest, shown, range, width, readout) {
+  // A label of an axis the section has a chooser for picks its index there when clicked.
+  function choosing(text, axis, index, choosers) {
+    if (!(axis in choosers)) return text;
+    text.classList.add("choosable");
+    text.dataset.axis = axis;
+    text.dataset.index = index;
+    return text;
+  }
+
+  function grid(panel, rest, shown, range, width, readout, choosers) {
     const rows = rest.length === 2 ? shown : [rest.length === 1 ? shown : [shown]];
     const rowAxis = rest.length === 2 ? rest[0] : null;
     const columnAxis = rest.length ? rest[rest.length - 1] : null;
@@ -171,7 +180,7 @@
         ? {x, y: tall - 4, transform: `rotate(-40 ${x} ${tall - 4})`, class: "column-label"}
         : {x, y: tall - 3, "text-anchor": "middle", class: "column-label"});
       text.textContent = label;
-      svg.append(text);
+      svg.append(choosing(text, columnAxis, c, choosers));
     });
     rows.forEach((row, r) => {
       const y = tall + r * height;
@@ -179,7 +188,7 @@
         const text = svgElement("text", {x: labelWidth - 6, y: y + height / 2 + 4,
                                          "text-anchor": "end", class: "row-label"});
         text.textContent = rowLabels[r];
-        svg.append(text);
+        svg.append(choosing(text, rowAxis, r, choosers));
       }
       row.forEach((value, c) => {
         const x = labelWidth + c * cell;
@@ -262,7 +271,8 @@
     if (panel.kind === "cells") {
       const width = Math.max(240, Math.min(body.clientWidth || 900, 960));
       readout.textContent = "point at a cell to read its number";
-      body.append(drawCells(panel, state, colourRange(panel, panels, state), width, readout));
+      body.append(drawCells(panel, state, colourRange(panel, panels, state), width, readout,
+                            labels));
     } else if (panel.kind === "table") {
       body.append(drawTable(panel, state));
     } else if (panel.kind === "text") {
@@ -310,6 +320,13 @@
         bar.append(element("label", {}, axis, " ", select));
       }
       box.append(bar);
+      box.addEventListener("click", (event) => {  // a word clicked in a drawing picks it
+        const label = event.target.closest ? event.target.closest(".choosable") : null;
+        if (!label) return;
+        const select = bar.querySelector(`select[data-axis="${label.dataset.axis}"]`);
+        select.value = label.dataset.index;
+        select.dispatchEvent(new Event("change"));
+      });
     }
     figures.forEach(([figure]) => box.append(figure));
     return [box, draw];
