@@ -32,6 +32,9 @@ def check_flags(args, parser):
         if args.overwrite:
             parser.error("--overwrite lets --export replace its FILE; add --export FILE")
         return
+    if args.port is not None:
+        parser.error(f"--port {args.port} is the app's; --export {args.export} writes a file "
+                     "instead of serving: give one of them")
     if not args.sentence:
         parser.error(f"--export {args.export} needs the sentences to explain: add --sentence "
                      "\"...\" (repeatable)")
@@ -49,11 +52,12 @@ def check_flags(args, parser):
 
 
 def serve(translator, origin, args):
+    port = DEFAULT_PORT if args.port is None else args.port
     try:
-        server = ExplainServer(translator, origin, args.port, args.beam, args.length_penalty)
+        server = ExplainServer(translator, origin, port, args.beam, args.length_penalty)
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
-            raise cli.UsageError(f"--port {args.port} is in use; give another --port, or "
+            raise cli.UsageError(f"--port {port} is in use; give another --port, or "
                                  "--port 0 for a free one") from None
         raise
     print(f"explaining {origin} at {server.address} (Ctrl-C stops it)", flush=True)
@@ -70,7 +74,7 @@ def main():
     cli.add_checkpoint_arguments(parser)
     cli.add_decoding_arguments(parser)
     parser.add_argument("--device", type=cli.device, default=None, help="cpu | cuda | cuda:N")
-    parser.add_argument("--port", type=cli.port, default=DEFAULT_PORT,
+    parser.add_argument("--port", type=cli.port, default=None,
                         help=f"the app's port on 127.0.0.1 (default {DEFAULT_PORT}; 0: a free "
                              "one)")
     parser.add_argument("--export", type=Path, default=None, metavar="FILE",

@@ -207,6 +207,8 @@ def run_script(example_script, capsys, monkeypatch, *arguments):
     (["--export", "{tmp}/nowhere/page.html", "--sentence", ARTICLE],
      "the folder {tmp}/nowhere does not exist; make it first"),
     (["--export", "{tmp}", "--sentence", ARTICLE], "--export {tmp} is a folder"),
+    (["--export", "{tmp}/page.html", "--sentence", ARTICLE, "--port", "0"],
+     "--port 0 is the app's; --export {tmp}/page.html writes a file instead of serving"),
     (["--port", "70000"], "'70000' is not a port number (0 to 65535; 0 takes a free one)"),
     (["--beam", "0"], "'0' is not a positive integer"),
     (["--length-penalty", "-1"], "'-1' is not a number >= 0"),
