@@ -30,6 +30,7 @@ from typing import Any
 from ..cli import one_line
 from ..translator import Translator
 from .explain_page import page_html, script_json
+from .explanation import explain
 
 HOST = "127.0.0.1"  # the reader's own machine only
 LARGEST_REQUEST = 64 * 1024  # bytes of a POST body: a sentence and two numbers
@@ -58,15 +59,10 @@ class ExplainServer(ThreadingHTTPServer):
         return f"http://{HOST}:{self.server_address[1]}/"
 
     def answer(self, request: Any) -> dict[str, Any]:
-        """explain()'s dict for a parsed POST /explain body; RequestError says what is
-        wrong with it."""
-        from .explanation import explain
-
+        """explain()'s dict for a parsed POST /explain body; RequestError (or explain()'s
+        ValueError: a sentence the model cannot read) says what is wrong with it."""
         sentence, beam, length_penalty = checked_request(request, self.beam,
                                                          self.length_penalty)
-        problem = self.translator.problem(sentence)
-        if problem:
-            raise RequestError(problem)
         with self.model_lock:
             return explain(self.translator, sentence, beam=beam, length_penalty=length_penalty)
 

@@ -13,6 +13,7 @@ from textwrap import shorten
 
 from ..translator import Translator
 from .explain_page import page_html
+from .explanation import explain
 
 
 def export_page(translator: Translator, sentences: list[str], path: str | os.PathLike,
@@ -22,8 +23,6 @@ def export_page(translator: Translator, sentences: list[str], path: str | os.Pat
     `path`, naming the model `origin`; returns the path. An existing file is kept
     (FileExistsError) unless `overwrite`; ValueError names each sentence the model cannot
     read (blank, or longer than its max_len)."""
-    from .explanation import explain
-
     if not sentences:
         raise ValueError("export: no sentences given; give at least one to explain")
     problems = [f"sentence {i} ({shorten(s, 50)!r}): {translator.problem(s)}"
