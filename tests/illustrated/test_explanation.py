@@ -93,7 +93,7 @@ def check_structure(explanation, translator):
             shape = tuple(len(panel["labels"][axis]) for axis in panel["axes"])
             assert np.array(panel["values"], dtype=float).shape == shape, panel["id"]
     assert explanation["source_tokens"] == translator.tokenizer.source(explanation["sentence"])
-    json.loads(json.dumps(explanation, allow_nan=False))
+    assert json.loads(json.dumps(explanation, allow_nan=False)) == explanation
 
 
 def test_sections_are_the_templates_headings():
