@@ -93,7 +93,7 @@ def check_structure(explanation, translator):
             shape = tuple(len(panel["labels"][axis]) for axis in panel["axes"])
             assert np.array(panel["values"], dtype=float).shape == shape, panel["id"]
     assert explanation["source_tokens"] == translator.tokenizer.source(explanation["sentence"])
-    json.loads(json.dumps(explanation, allow_nan=False))
+    assert json.loads(json.dumps(explanation, allow_nan=False)) == explanation
 
 
 def test_sections_are_the_templates_headings():
@@ -306,3 +306,34 @@ def test_words_seen_only_in_translations_are_named(words):
     vocab = Vocab([words.vocab.id_to_token(i) for i in range(len(words.vocab))], english)
     explanation = explain(Translator(words.model, vocab, WORDS), "the gato drank the leche")
     assert explanation["unseen"] == ["gato", "leche"] and explanation["unknown"] == []
+
+
+@pytest.mark.parametrize("variant", ["post-LN", "pre-LN"])
+def test_layer_norm_and_the_ffn_equal_numpy(variant):
+    """§8 for encoder layer 1's blocks: the mean and deviation of what LayerNorm reads, the
+    normalized vector and LayerNorm's output (with its weight and bias), and the FFN's hidden
+    layer max(0, x W1 + b1), from the recorded vectors and the model's weights."""
+    translator = word_translator(**VARIANTS[variant])
+    layer = translator.model.encoder.layers[0]
+    rng = np.random.default_rng(0)
+    for norm in (layer.self_attn.norm, layer.ffn.norm):  # not LayerNorm's initial 1 and 0
+        norm.weight.data[...] = rng.uniform(0.5, 1.5, norm.weight.shape)
+        norm.bias.data[...] = rng.uniform(-0.5, 0.5, norm.bias.shape)
+    explanation = explain(translator, CAT)
+    shown = {panel["id"]: np.array(panel["values"], dtype=float)
+             for panel in panels(explanation) if panel["kind"] == "cells"}
+    for sublayer, block in enumerate((layer.self_attn, layer.ffn)):
+        read = shown["s8.x"][0, sublayer] if variant == "pre-LN" else shown["s8.sum"][0, sublayer]
+        mean, deviation = read.mean(axis=-1), np.sqrt(read.var(axis=-1) + block.norm.eps)
+        np.testing.assert_allclose(shown["s8.statistics"][0, sublayer],
+                                   np.stack([mean, deviation], axis=-1), rtol=2e-3, atol=1e-3)
+        normalized = (read - mean[:, None]) / deviation[:, None]
+        np.testing.assert_allclose(shown["s8.normalized"][0, sublayer], normalized,
+                                   rtol=2e-3, atol=2e-3)
+        np.testing.assert_allclose(shown["s8.layer_norm"][0, sublayer],
+                                   normalized * block.norm.weight.numpy()
+                                   + block.norm.bias.numpy(), rtol=2e-3, atol=2e-3)
+    ffn = layer.ffn.sublayer
+    inner = shown["s8.layer_norm"][0, 1] if variant == "pre-LN" else shown["s8.x"][0, 1]
+    hidden = np.maximum(0, inner @ ffn.linear1.weight.numpy().T + ffn.linear1.bias.numpy())
+    np.testing.assert_allclose(shown["s8.ffn_hidden"][0], hidden, rtol=2e-3, atol=2e-3)
