@@ -275,8 +275,7 @@ def main():
     parser = cli.ArgumentParser(description=__doc__)
     parser.add_argument("sentences", nargs="*", help="sentences (default: read stdin)")
     cli.add_checkpoint_arguments(parser)
-    parser.add_argument("--beam", type=cli.positive_int, default=1,
-                        help="beam size (1 = greedy)")
+    cli.add_decoding_arguments(parser)
     parser.add_argument("--device", type=cli.device, default=None, help="cpu | cuda | cuda:N")
     parser.add_argument("--n-best", type=cli.positive_int, default=None, metavar="K",
                         help="print the K best translations of each sentence (K <= --beam)")
@@ -291,9 +290,6 @@ def main():
                         help="the decoder layer whose attention aligns (default the last)")
     parser.add_argument("--align-heads", type=head_numbers, default=None, metavar="H,H",
                         help="the heads whose average aligns, numbers from 1 (default all)")
-    parser.add_argument("--length-penalty", type=cli.non_negative_float, default=0.6,
-                        metavar="ALPHA", help="GNMT length penalty of beam search's score "
-                                              "(default 0.6; 0 turns it off)")
     parser.add_argument("--json", action="store_true", help="one JSON object per sentence")
     parser.add_argument("--attention", action="store_true",
                         help="with --json, the cross-attention of every layer and head")

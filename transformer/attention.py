@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import minigrad as mg
 from minigrad import Tensor, nn
 from minigrad.nn import functional as F
 
+from .recording import Recorded, Recorder
 
-class MultiHeadAttention(nn.Module):
+
+class MultiHeadAttention(Recorded, nn.Module):
     """Q, K, V projections, `n_heads` heads as a batch axis, scaled dot-product attention in one
     fused op, heads concatenated, output projection W_O.
 
     Self-attention: `forward(x, mask=mask)`; cross-attention: `forward(x, memory, mask)`, keys
     and values from the encoder output. With a `cache` dict (incremental decoding),
     self-attention appends the new keys/values to those cached, and cross-attention computes
-    its keys/values once and reuses them."""
+    its keys/values once and reuses them.
+
+    It names (`seen`) q, k, v (batch, heads, len, d_head), the attention `weights` (batch,
+    heads, q_len, k_len; computed only while watched), each head's output `z`, their
+    concatenation `concat` (batch, len, d_model) and W_O's `output`."""
 
     def __init__(self, d_model, n_heads, attention_dropout=0.0) -> None:
         super().__init__()
@@ -27,7 +31,6 @@ class MultiHeadAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, d_model)
         self.out_proj = nn.Linear(d_model, d_model)
         self.record_key = None  # (stack, layer, sublayer), set by the model
-        self.recorder: Any = None  # an AttentionRecorder while one is active
 
     def split_heads(self, x) -> Tensor:
         """(batch, len, d_model) -> (batch, heads, len, d_head)."""
@@ -36,10 +39,11 @@ class MultiHeadAttention(nn.Module):
 
     def keys_values(self, source) -> tuple[Tensor, Tensor]:
         """The keys and values of a source sequence, split into heads."""
-        return self.split_heads(self.k_proj(source)), self.split_heads(self.v_proj(source))
+        return (self.seen("k", self.split_heads(self.k_proj(source))),
+                self.seen("v", self.split_heads(self.v_proj(source))))
 
     def forward(self, x, memory=None, mask=None, cache=None) -> Tensor:
-        q = self.split_heads(self.q_proj(x))  # (batch, heads, q_len, d_head)
+        q = self.seen("q", self.split_heads(self.q_proj(x)))  # (batch, heads, q_len, d_head)
         if memory is not None and cache is not None and "k" in cache:
             k, v = cache["k"], cache["v"]  # cross-attention: computed once per source
         else:
@@ -49,39 +53,34 @@ class MultiHeadAttention(nn.Module):
                     k = mg.concatenate([cache["k"], k], axis=2)
                     v = mg.concatenate([cache["v"], v], axis=2)
                 cache["k"], cache["v"] = k, v
-        # (batch, heads, q_len, d_head)
-        out = F.scaled_dot_product_attention(
+        # (batch, heads, q_len, d_head): softmax(q kᵀ / sqrt(d_head)) v, one fused op
+        z = F.scaled_dot_product_attention(
             q, k, v, mask=mask, dropout_p=self.attention_dropout, training=self.training,
-            return_weights=self.recorder is not None)
-        if self.recorder is not None:
-            out, weights = out
-            self.recorder.record(self.record_key, weights)
-        batch, _, length, _ = out.shape
-        out = out.transpose(0, 2, 1, 3).reshape(batch, length, self.d_model)
-        return self.out_proj(out)
+            return_weights=self.watched)
+        if self.watched:  # the weights too, which the fused op keeps only when asked
+            z, weights = z
+            self.seen("weights", weights)
+        z = self.seen("z", z)
+        batch, _, length, _ = z.shape
+        concat = self.seen("concat", z.transpose(0, 2, 1, 3).reshape(batch, length, self.d_model))
+        return self.seen("output", self.out_proj(concat))
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}"
 
 
-class AttentionRecorder:
+class AttentionRecorder(Recorder):
     """`with AttentionRecorder(model) as rec:` keeps every attention call's weights, detached,
     in `rec.weights[(stack, layer, sublayer)]`: a list of arrays (batch, heads, q_len, k_len).
 
     Outside the block nothing is kept."""
 
+    watches = (MultiHeadAttention,)
+
     def __init__(self, model) -> None:
-        self.modules = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+        super().__init__(model)
         self.weights: dict = {}
 
-    def record(self, key, weights) -> None:
-        self.weights.setdefault(key, []).append(weights.numpy())
-
-    def __enter__(self) -> AttentionRecorder:
-        for module in self.modules:
-            module.recorder = self
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for module in self.modules:
-            module.recorder = None
+    def record(self, module, name, value, frame) -> None:
+        if name == "weights":
+            self.weights.setdefault(module.record_key, []).append(value.numpy())

@@ -13,7 +13,8 @@ that is missing or not what the flag takes, or a configuration they asked for, C
 fix the command line), 1 a failure while running (a damaged checkpoint, a missing device,
 ...), 130 an interrupt (the shell's convention for Ctrl-C). Every tool that reads a trained
 run takes `--checkpoint` and `--which` from `add_checkpoint_arguments` and resolves them with
-`run_checkpoint`, so that they word a wrong path alike.
+`run_checkpoint`, so that they word a wrong path alike; every tool that translates takes
+`--beam` and `--length-penalty` from `add_decoding_arguments`.
 `--debug` on the command line, or MINIGRAD_DEBUG=1 in the environment, shows the traceback.
 """
 
@@ -130,6 +131,12 @@ def output_folder(text) -> Path:
     return path
 
 
+def port(text) -> int:
+    """A TCP port to listen on: 0 (a free one, chosen by the system) to 65535."""
+    return _number(int, text, lambda v: 0 <= v <= 65535, "a port number (0 to 65535; 0 "
+                   "takes a free one)")
+
+
 def device(text) -> str:
     """A device name: cpu, cuda or cuda:N (whether that device is there is checked when it
     is first used)."""
@@ -185,6 +192,18 @@ def run_checkpoint(given: str | os.PathLike, which: str | None = None) -> tuple[
                   if folder.checkpoint(other).exists() else "the folder holds no checkpoint")
         raise UsageError(f"{flag}: {folder.checkpoint(which)} does not exist ({why}); {remedy}")
     return folder, which
+
+
+# ----- decoding ---------------------------------------------------------------------------
+
+def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
+    """--beam and --length-penalty: how a translation is searched for (the same in every tool
+    that translates, so that their translations agree)."""
+    parser.add_argument("--beam", type=positive_int, default=1,
+                        help="beam size (1 = greedy)")
+    parser.add_argument("--length-penalty", type=non_negative_float, default=0.6,
+                        metavar="ALPHA", help="GNMT length penalty of beam search's score "
+                                              "(default 0.6; 0 turns it off)")
 
 
 # ----- several processes ------------------------------------------------------------------

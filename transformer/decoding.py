@@ -10,6 +10,7 @@ re-runs the decoder over the whole prefix. Both give the same tokens."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,8 +128,25 @@ def _hypothesis(tokens, token_log_probs, log_prob, alpha):
                       penalized_score(log_prob, len(tokens), alpha))
 
 
+@dataclass(frozen=True)
+class BeamStep:
+    """What beam search did at one `step` (from 1), handed to its `on_step`: the
+    log-probabilities of the next token after each open beam it started from, `log_probs`
+    (batch, beam_size, vocab) float64 (at step 1 only beam 0 is open), the open beams it kept,
+    their `tokens` (batch, beam_size, step) and log-probabilities `scores` (batch, beam_size;
+    -inf: none), and the hypotheses `finished` so far, per sentence best first."""
+
+    step: int
+    log_probs: np.ndarray
+    tokens: np.ndarray
+    scores: np.ndarray
+    finished: list[list[Hypothesis]]
+
+
 def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
-                       length_penalty=0.6, use_cache=True, src_mask=None) -> list[list[Hypothesis]]:
+                       length_penalty=0.6, use_cache=True, src_mask=None,
+                       on_step: Callable[[BeamStep], None] | None = None
+                       ) -> list[list[Hypothesis]]:
     """The `n_best` (<= beam_size) best-scoring outputs found by keeping `beam_size` open
     hypotheses per sentence: for each sentence of `src`, a best-first list of `Hypothesis`.
 
@@ -147,7 +165,8 @@ def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
 
     The bookkeeping runs on the host, on the (batch, 2·beam_size) candidates of each step: a
     token's log-probability is its candidate's total less its parent beam's, so the n-best
-    list costs no work on the device."""
+    list costs no work on the device. `on_step`, when given, is called with a `BeamStep` after
+    each step (the step's log-probabilities then come to the host)."""
     if beam_size < 1:
         raise ValueError(f"beam_search: beam_size must be >= 1, got {beam_size}")
     if not 1 <= n_best <= beam_size:
@@ -194,6 +213,9 @@ def beam_search_n_best(model, src, beam_size, max_len, bos_id, eos_id, n_best=1,
                 np.concatenate([np.take_along_axis(kept, parent[:, :, None], axis=1),
                                 new[:, :, None]], axis=2)
                 for kept, new in ((history, token), (history_log_probs, token_log_probs)))
+            if on_step is not None:
+                on_step(BeamStep(step, log_probs.numpy().astype(np.float64).reshape(
+                    batch, beam_size, vocab), history, scores, [list(f) for f in finished]))
             best_open = scores[:, 0] / _length_penalty(step, length_penalty)
             done |= np.array([len(f) == beam_size and f[-1].score >= best_open[b]
                               for b, f in enumerate(finished)])

@@ -9,9 +9,10 @@ import minigrad as mg
 from minigrad import Tensor, nn
 
 from .attention import MultiHeadAttention
+from .recording import Recorded
 
 
-class ResidualBlock(nn.Module):
+class ResidualBlock(Recorded, nn.Module):
     """One sublayer F with its residual connection, dropout and LayerNorm (paper §5.4).
 
     residual="standard": post-LN LN(x + F(x)) (the paper) or pre-LN x + F(LN(x));
@@ -21,7 +22,9 @@ class ResidualBlock(nn.Module):
     residual="skip": x + F(x), no LayerNorm (T-Fixup's block). `skip_scale` (1 unless a
     residual scheme of transformer/residual.py sets it) multiplies the skip: ω·x + F(x).
     The one place the study tools observe (x, F(x), s, output): set
-    `observer(block, x, branch, s, out)` to see them."""
+    `observer(block, x, branch, s, out)` to see them. It names (`seen`) its `input` x, what
+    its sublayer reads (`inner`: LN(x) pre-LN, else x), the `branch` F, the `sum` s and the
+    `output`."""
 
     def __init__(self, sublayer, d_model, dropout, norm_first=False, residual="standard") -> None:
         super().__init__()
@@ -46,13 +49,15 @@ class ResidualBlock(nn.Module):
         return self.residual in ("standard", "none")
 
     def forward(self, x, *args, **kwargs) -> Tensor:
-        inner = self.norm(x) if self.has_norm and self.norm_first else x
+        x = self.seen("input", x)
+        inner = self.seen("inner", self.norm(x) if self.has_norm and self.norm_first else x)
         branch = self.dropout(self.sublayer(inner, *args, **kwargs))
         if self.residual == "rezero":
             branch = self.alpha * branch
+        branch = self.seen("branch", branch)
         skip = x if self.skip_scale == 1.0 else x * self.skip_scale
-        s = skip + branch if self.has_skip else branch
-        out = self.norm(s) if self.has_norm and not self.norm_first else s
+        s = self.seen("sum", skip + branch if self.has_skip else branch)
+        out = self.seen("output", self.norm(s) if self.has_norm and not self.norm_first else s)
         if self.observer is not None:
             self.observer(self, x, branch, s, out)
         return out
@@ -62,8 +67,9 @@ class ResidualBlock(nn.Module):
         return f"norm_first={self.norm_first}, residual={self.residual!r}{scale}"
 
 
-class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position alike (paper §3.3)."""
+class FeedForward(Recorded, nn.Module):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position alike (paper §3.3); it
+    names (`seen`) the `hidden` layer max(0, x W1 + b1) and its `output`."""
 
     def __init__(self, d_model, d_ff, activation="relu") -> None:
         super().__init__()
@@ -72,7 +78,8 @@ class FeedForward(nn.Module):
         self.linear2 = nn.Linear(d_ff, d_model)
 
     def forward(self, x) -> Tensor:
-        return self.linear2(self.activation(self.linear1(x)))
+        hidden = self.seen("hidden", self.activation(self.linear1(x)))
+        return self.seen("output", self.linear2(hidden))
 
 
 def _block(config, sublayer):

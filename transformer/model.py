@@ -11,10 +11,13 @@ from .config import TransformerConfig
 from .layers import DecoderLayer, EncoderLayer
 from .masks import causal_mask, padding_mask
 from .positional import PositionalEncoding
+from .recording import Recorded
 
 
-class _Stack(nn.Module):
-    """Embedding × sqrt(d_model) + positions, dropout, N layers, and (pre-LN) a final norm."""
+class _Stack(Recorded, nn.Module):
+    """Embedding × sqrt(d_model) + positions, dropout, N layers, and (pre-LN) a final norm.
+    It names (`seen`) the `embedding` rows, them `scaled` by sqrt(d_model), the sum
+    `with_positions` and the stack's `output`."""
 
     def __init__(self, config, vocab_size, layer_type, n_layers, stack, table=None) -> None:
         super().__init__()
@@ -32,10 +35,12 @@ class _Stack(nn.Module):
 
     def embed(self, ids, offset=0) -> Tensor:
         """(batch, len) ids -> (batch, len, d_model) vectors with their positions added."""
-        return self.dropout(self.positional(self.embedding(ids) * self.scale, offset))
+        rows = self.seen("embedding", self.embedding(ids))
+        scaled = self.seen("scaled", rows * self.scale)
+        return self.dropout(self.seen("with_positions", self.positional(scaled, offset)))
 
     def finish(self, x) -> Tensor:
-        return self.final_norm(x) if self.final_norm is not None else x
+        return self.seen("output", self.final_norm(x) if self.final_norm is not None else x)
 
 
 def embedding_table(vocab_size, d_model) -> Tensor:
@@ -88,9 +93,10 @@ class DecoderCache:
                     part[name] = part[name][rows]
 
 
-class Transformer(nn.Module):
+class Transformer(Recorded, nn.Module):
     """encode(src) -> memory; decode(tgt_in, memory, src_mask) -> hidden states;
-    generator(hidden) -> logits over the target vocabulary; forward(src, tgt_in) -> logits."""
+    generator(hidden) -> logits over the target vocabulary; forward(src, tgt_in) -> logits
+    (named `logits` for a Recorder)."""
 
     def __init__(self, config) -> None:
         super().__init__()
@@ -124,7 +130,7 @@ class Transformer(nn.Module):
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)
         memory = self.encode(src, src_mask)
-        return self.generator(self.decode(tgt_in, memory, src_mask, tgt_mask))
+        return self.seen("logits", self.generator(self.decode(tgt_in, memory, src_mask, tgt_mask)))
 
     def new_decoder_cache(self, memory) -> DecoderCache:
         """A cache for incremental decoding, with every layer's cross-attention keys and values

@@ -144,7 +144,7 @@ class Translator:
 
     def translate_detailed(self, sentences, beam_size=1, n_best=1, attention=False,
                            align=False, align_layer=None, max_len=None, length_penalty=0.6,
-                           align_heads=None, align_words=False) -> Any:
+                           align_heads=None, align_words=False, on_step=None) -> Any:
         """A `TranslationResult` per sentence (one for a string): its `n_best` (<= beam_size)
         best translations by beam search (GNMT `length_penalty` alpha, 0: none), best first,
         with their scores and per-token log-probabilities, and on request the cross-attention
@@ -152,7 +152,8 @@ class Translator:
         last), averaged over `align_heads` (numbers from 1; default all), between the
         tokenizer's words or, with `align_words`, the whitespace-separated words of the
         sentence and of the translation. beam_size=1 is greedy decoding, whose one
-        translation is the one `translate` gives."""
+        translation is the one `translate` gives. `on_step` watches beam search step by step
+        (`decoding.BeamStep`)."""
         sentences, single = self._checked(sentences)
         aligning = Aligning(check_align_layer(self.model, align_layer),
                             check_align_heads(self.model, align_heads), align_words, align)
@@ -161,7 +162,8 @@ class Translator:
         src = self._source_ids(sentences)
         max_len = max_len or default_max_len(self.model, src.shape[1])
         lists = beam_search_n_best(self.model, src, beam_size, max_len, self.vocab.bos_id,
-                                   self.vocab.eos_id, n_best, length_penalty)
+                                   self.vocab.eos_id, n_best, length_penalty,
+                                   on_step=on_step)
         owners = [b for b, found in enumerate(lists) for _ in found]
         hypotheses = [h for found in lists for h in found]
         cross = [None] * len(hypotheses)

@@ -19,6 +19,16 @@ be edited without touching the code (see `page`). The modules:
 - `probes`, `figures`, `markdown`: running and watching the model, drawing the figures (on
   matplotlib's Agg canvas, the `examples` extra), formatting the values;
 - `page`: filling the template and writing `out/walkthrough.md` (`write_walkthrough`).
+
+The same sections live, on a sentence the reader types (`examples/explain.py`,
+docs/illustrated/explain.md):
+
+- `explanation`: `explain(translator, sentence)`, every panel's numbers as JSON
+  (docs/illustrated/data.md), recorded (`recording`) as translate.py's forward pass runs;
+- `app`: `ExplainServer`, the local web app (the page, and `POST /explain`);
+- `export`: `export_page`, the page of given sentences as one offline HTML file;
+- `explain_page`: the page both serve, `explain.template.html` with `static/explain.js` (the
+  one renderer) and `static/explain.css` inlined.
 """
 
 from .page import write_walkthrough
