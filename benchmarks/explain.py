@@ -41,8 +41,7 @@ def main(argv=None):
     cli.add_checkpoint_arguments(parser, required=False)
     parser.add_argument("--sentence", default=ANIMAL, help="default: the first article's "
                                                            f"{ANIMAL!r}")
-    parser.add_argument("--beam", type=cli.positive_int, default=1)
-    parser.add_argument("--length-penalty", type=cli.non_negative_float, default=0.6)
+    cli.add_decoding_arguments(parser)
     parser.add_argument("--repeats", type=cli.positive_int, default=20)
     parser.add_argument("--json", action="store_true", help="print one JSON record, last")
     args = parser.parse_args(argv)

@@ -6,15 +6,10 @@ z vector equal to a direct computation with the model's weights, a word picked b
 it, an unknown word named (and a word training saw only in translations), an error in one
 line, and no request to any address but 127.0.0.1; the exported page opens with no network
 request at all. Screenshots go to $EXPLAIN_SCREENSHOTS (default: the test's temporary
-folder).
+folder)."""
 
-Under CI=true a missing Chromium, chromedriver or selenium fails the test; elsewhere it is
-skipped with one line naming them."""
-
-import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,51 +19,16 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
+from chromium import chromium, requested
 
 from transformer.illustrated.explanation import section_titles
 from transformer.run_folder import RunFolder
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run",
-         "--disable-default-apps", "--disable-extensions"]
 SENTENCE = "the ball is blue"  # one of the trained run's training sentences
 WAIT_S = 30  # for the app to start, or to answer: a hang fails its test
 
 pytestmark = pytest.mark.acceptance
-
-
-def browser(tmp_path):
-    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        missing.append("selenium (pip install selenium)")
-    if missing:
-        message = (f"the browser test needs {', '.join(missing)}: apt-get install chromium "
-                   "chromium-driver; pip install -e '.[test]'")
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in [*FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1400"]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    driver.get("about:blank")
-    requested(driver)  # what the browser's own new-tab page loaded before the test's page
-    return driver
-
-
-def requested(driver):
-    """Every address the page asked for since the last call (Chrome's DevTools network
-    events)."""
-    return [message["params"]["request"]["url"] for message in
-            (json.loads(entry["message"])["message"] for entry in driver.get_log("performance"))
-            if message["method"] == "Network.requestWillBeSent"]
 
 
 def console_errors(driver):
@@ -196,7 +156,7 @@ def test_the_app_explains_a_typed_sentence_in_chromium(trained_run, tmp_path):
     from selenium.webdriver.support.ui import Select
 
     app = App(trained_run)
-    driver = browser(tmp_path)
+    driver = chromium(tmp_path, height=1400, network_log=True)
     try:
         driver.get(app.address)
         assert ask(driver, SENTENCE) == "shown"
@@ -274,7 +234,7 @@ def test_the_exported_page_opens_with_no_network_request(trained_run, tmp_path):
                     "--sentence", SENTENCE, "--sentence", "the zebra is blue")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"wrote {page} (")
-    driver = browser(tmp_path)
+    driver = chromium(tmp_path, height=1400, network_log=True)
     try:
         driver.get(page.as_uri())
         assert shown(driver) == "shown"

@@ -1,49 +1,21 @@
 """The report page in a real browser: Debian's headless Chromium driven by selenium through
 Debian's chromedriver (never a browser download). No JavaScript error; the page's own
 controls switch layer and head and point at a word; the weights shown are the model's to 4
-decimals. Screenshots go to $REPORT_SCREENSHOTS (default: the test's temporary folder).
-
-Under CI=true a missing Chromium, chromedriver or selenium fails the test; elsewhere it is
-skipped with one line naming them (`apt-get install chromium chromium-driver`,
-`pip install selenium`)."""
+decimals. Screenshots go to $REPORT_SCREENSHOTS (default: the test's temporary folder)."""
 
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from chromium import chromium
 
 from transformer.monitoring import attention_views, write_report
 from transformer.run_folder import RunFolder
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
 SENTENCES = ["1 2 3", "4 5 6 7 8"]
 
 pytestmark = pytest.mark.acceptance
-
-
-def browser(tmp_path):
-    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        missing.append("selenium (pip install selenium)")
-    if missing:
-        message = (f"the browser test needs {', '.join(missing)}: apt-get install chromium "
-                   "chromium-driver; pip install -e '.[test]'")
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in [*FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1600"]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
 
 
 def shown_weights(driver):
@@ -63,7 +35,7 @@ def test_the_page_in_chromium_shows_the_models_weights(monitored_run, tmp_path):
     page = write_report(folder, views, tmp_path / "report.html")
     screenshots = Path(os.environ.get("REPORT_SCREENSHOTS", tmp_path))
     screenshots.mkdir(parents=True, exist_ok=True)
-    driver = browser(tmp_path)
+    driver = chromium(tmp_path)
     try:
         driver.get(page.as_uri())
         driver.find_element(By.CSS_SELECTOR, "#attention-heatmap .main-svg")  # Plotly drew
@@ -121,7 +93,7 @@ def test_the_page_shows_every_curve_the_results_and_every_head_offline(monitored
                             SENTENCES)
     page = write_report(folder, views, tmp_path / "report.html")
     assert page.stat().st_size <= 6 * 2**20
-    driver = browser(tmp_path)
+    driver = chromium(tmp_path)
     try:
         driver.get(page.as_uri())
         grid = driver.find_element(By.CSS_SELECTOR, "#attention-grid .main-svg")
