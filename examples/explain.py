@@ -39,8 +39,9 @@ def check_flags(args, parser):
         parser.error(f"--export {args.export} needs the sentences to explain: add --sentence "
                      "\"...\" (repeatable)")
     if blank := [i for i, s in enumerate(args.sentence, start=1) if not s.strip()]:
-        parser.error(f"--sentence {', '.join(map(str, blank))} blank; give each sentence as "
-                     "one non-empty argument")
+        parser.error(f"--sentence number {', '.join(map(str, blank))} "
+                     f"{'is' if len(blank) == 1 else 'are'} blank; give each sentence as one "
+                     "non-empty argument")
     if args.export.is_dir():
         parser.error(f"--export {args.export} is a folder; give the HTML file to write")
     if not args.export.parent.is_dir():

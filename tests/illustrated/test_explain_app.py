@@ -201,7 +201,7 @@ def run_script(example_script, capsys, monkeypatch, *arguments):
     (["--overwrite"], "--overwrite lets --export replace its FILE; add --export FILE"),
     (["--export", "{tmp}/page.html"], "--export {tmp}/page.html needs the sentences to "
                                       "explain: add --sentence"),
-    (["--export", "{tmp}/page.html", "--sentence", " "], "--sentence 1 blank"),
+    (["--export", "{tmp}/page.html", "--sentence", " "], "--sentence number 1 is blank"),
     (["--export", "{tmp}/mine.html", "--sentence", ARTICLE],
      "--export {tmp}/mine.html exists; add --overwrite to replace it"),
     (["--export", "{tmp}/nowhere/page.html", "--sentence", ARTICLE],
