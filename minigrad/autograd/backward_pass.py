@@ -2,7 +2,13 @@
 tensors that have a gradient waiting, keyed by their op's creation number), each op's
 gradients summed back to its inputs' shapes and summed over their consumers
 (`_PendingGradients`); with `inputs`, only what reaches them. `Tensor.backward` and `grad`
-run it."""
+run it.
+
+A pass that is recorded (`create_graph`) carries its gradients as Tensors and calls each
+op's `backward`, so that it can be differentiated again. A pass that is not (the training
+step's) carries them as arrays and calls `backward_arrays` where the op defines it (its
+`backward` on a Tensor made for the call otherwise): no graph, and no Tensor for a gradient
+until one is handed to a hook, a `.grad` or the caller."""
 
 from __future__ import annotations
 
@@ -24,6 +30,8 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False,
     Steps: seed the roots, find what reaches `inputs` (when given), then visit the graph
     (`_visit`) with recording switched to `create_graph`."""
     seeds = [_seed(root, gradient) for root, gradient in zip(roots, gradients)]
+    if not create_graph:
+        seeds = [seed.data for seed in seeds]
     wanted = useful = None
     if inputs is not None:
         wanted = set(inputs)
@@ -32,10 +40,13 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False,
     _GradMode.enabled = create_graph
     _GradMode.anomaly = False  # the ops inside a backward are checked as that op's backward
     try:
-        return _visit(roots, seeds, _PendingGradients(create_graph), wanted, useful,
-                      retain_graph, anomaly)
+        found = _visit(roots, seeds, _PendingGradients(create_graph), wanted, useful,
+                       retain_graph, anomaly)
     finally:
         _GradMode.enabled, _GradMode.anomaly = previous_mode, anomaly
+    if create_graph:
+        return found
+    return {tensor: _make_tensor(grad, tensor.backend) for tensor, grad in found.items()}
 
 
 def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
@@ -48,7 +59,7 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
     they saved at the end). The hot loop of the engine: the common steps are written out, the
     others are calls."""
     found: dict = {}
-    handed_out: set[Tensor] = set()
+    handed_out: set[int] = set()  # the ids of the arrays given to a `.grad` in this pass
     # heap of (-op number, tensor) for the tensors ops made; an op makes one tensor, so no two
     # entries have the same number (the tensors themselves are never compared)
     waiting: list = []
@@ -61,32 +72,35 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
         else:
             pending[root] = seed
             _wait(root, waiting, leaves)
-    sums, on_arrays = pending.sums, not pending.create_graph
+    owned, on_arrays = pending.owned, not pending.create_graph
     while waiting:
         tensor = heappop(waiting)[1]
         grad = pending.pop(tensor)
-        if sums:
-            sums.discard(grad)  # from here on it may be shared: backward can pass it on
+        if owned:
+            owned.discard(tensor)  # from here on its sum may be shared: backward passes it on
         fn = tensor.grad_fn
         if fn.inputs is None:
             raise _freed(fn)
-        if grad.backend.activate is not None:  # the gradient's GPU, for the work below
-            grad.backend.activate()
+        backend = tensor.backend  # the gradient's (an op's output may be on another device)
+        if backend.activate is not None:  # its GPU, for the work below
+            backend.activate()
         if tensor._hooks:
-            grad = _run_hooks(tensor, grad)
+            grad = _run_hooks(tensor, grad, on_arrays)
         if wanted is not None:
             if tensor in wanted:
                 found[tensor] = grad
         elif tensor._retains_grad:
-            _deliver(tensor, grad, pending.create_graph, handed_out)
-        if on_arrays and fn.has_backward_arrays:
-            grads = _as_tensors(fn.backward_arrays(grad.data), fn.backend)
-        else:
+            _deliver(tensor, grad, on_arrays, handed_out)
+        if not on_arrays:
             grads = fn.backward(grad)
+        elif fn.has_backward_arrays:
+            grads = fn.backward_arrays(grad)
+        else:
+            grads = _as_arrays(fn.backward(_make_tensor(grad, backend)))
         for parent, parent_grad in zip(fn.inputs, grads):
             if parent_grad is None or not parent.requires_grad:
                 continue
-            if parent_grad.data.shape != parent.data.shape:
+            if parent_grad.shape != parent.data.shape:
                 parent_grad = unbroadcast(parent_grad, parent.data.shape, fn.name)
             if anomaly:
                 _check_backward_finite(fn, parent, parent_grad)
@@ -105,16 +119,16 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
         _release_roots(roots)
     for leaf in leaves:
         grad = pending.pop(leaf)
-        sums.discard(grad)
-        if grad.backend.activate is not None:
-            grad.backend.activate()
+        owned.discard(leaf)
+        if leaf.backend.activate is not None:
+            leaf.backend.activate()
         if leaf._hooks:
-            grad = _run_hooks(leaf, grad)
+            grad = _run_hooks(leaf, grad, on_arrays)
         if wanted is not None:
             if leaf in wanted:
                 found[leaf] = grad
         else:
-            _deliver(leaf, grad, pending.create_graph, handed_out)
+            _deliver(leaf, grad, on_arrays, handed_out)
     return found
 
 
@@ -145,9 +159,12 @@ def _freed(fn):
         "same graph again")
 
 
-def _as_tensors(arrays, backend):
-    """What a backward_arrays returned, as Tensors outside the graph (None stays None)."""
-    return [None if array is None else _make_tensor(array, backend) for array in arrays]
+def _as_arrays(grads):
+    """What an op's backward returned (a Tensor, or one Tensor or None per input) as arrays:
+    for an op without backward_arrays in a pass that is not recorded."""
+    if isinstance(grads, Tensor):
+        return (grads.data,)
+    return [None if grad is None else grad.data for grad in grads]
 
 
 def _seed(root, gradient):
@@ -214,25 +231,32 @@ def _leading_to(order, targets):
     return useful
 
 
-def _run_hooks(tensor, grad):
-    """The tensor's hooks in order, each seeing the gradient the one before returned."""
+def _run_hooks(tensor, grad, on_arrays):
+    """The tensor's hooks in order, each seeing (as a Tensor) the gradient the one before
+    returned."""
+    if on_arrays:
+        grad = _make_tensor(grad, tensor.backend)
     for hook in list(tensor._hooks.values()):
         replaced = hook(grad)
         if replaced is not None:
             grad = replaced
-    return grad
+    return grad.data if on_arrays else grad
 
 
-def _deliver(tensor, grad, create_graph, handed_out) -> None:
-    """Add `grad` to `tensor.grad` (a leaf, or a tensor that retains its gradient)."""
-    if tensor.grad is not None:
-        tensor.grad = _added(tensor.grad, grad, create_graph)
+def _deliver(tensor, grad, on_arrays, handed_out) -> None:
+    """Add `grad` to `tensor.grad` (a leaf, or a tensor that retains its gradient): a new
+    Tensor, never the one `.grad` held, which the caller may still use."""
+    if not on_arrays:
+        tensor.grad = grad if tensor.grad is None else tensor.grad + grad
+    elif tensor.grad is not None:
+        tensor.grad = _make_tensor(tensor.grad.data + grad, tensor.backend)
     else:
-        tensor.grad = grad if create_graph else _owned(grad, handed_out)
+        tensor.grad = _make_tensor(_owned(grad, tensor.backend, handed_out), tensor.backend)
 
 
 def _check_backward_finite(fn, parent, parent_grad):
-    if not _all_finite(fn.xp, parent_grad.data):
+    if not _all_finite(fn.xp, parent_grad.data if isinstance(parent_grad, Tensor) else
+                       parent_grad):
         raise AnomalyError(
             f"{fn.name}: backward produced NaN/Inf in the gradient of an input of shape "
             f"{parent.shape}; op created at "
@@ -244,7 +268,8 @@ def unbroadcast(grad, shape, name) -> Tensor:
     the step for an input of op `name` whose backward gave a gradient of the
     broadcast shape. A gradient no broadcasting of `shape` explains is a ShapeError.
 
-    Written in Tensor ops, so it is recorded under create_graph."""
+    `grad` is an array or a Tensor: the calls are the same, and recorded on a Tensor under
+    create_graph."""
     extra = grad.ndim - len(shape)
     if extra < 0 or any(size not in (1, wanted) for size, wanted in zip(shape, grad.shape[extra:])):
         raise ShapeError(
@@ -257,51 +282,45 @@ def unbroadcast(grad, shape, name) -> Tensor:
 
 
 class _PendingGradients(dict):
-    """tensor -> the gradient flowing into it, summed over its consumers, until it is visited.
+    """tensor -> the gradient flowing into it (an array, or a Tensor when the pass is
+    recorded), summed over its consumers, until it is visited.
 
     When the pass is recorded (`create_graph`), sums are `add` ops. Otherwise they are array
     sums, and from the third consumer on the gradient is added in place into the sum made for
-    the second: `sums` holds the gradients made here and referenced nowhere else, the only ones
-    that may be written to (a gradient an op's backward gave may be shared: `add` passes one
-    gradient to both its inputs); the engine takes a gradient out of `sums` when it visits its
-    tensor, as backward may then pass it on. A dict itself, so that the common steps (the
-    first gradient for a tensor, taking it) are plain dict operations."""
+    the second: `owned` holds the tensors whose waiting gradient is such a sum, made here and
+    referenced nowhere else, the only gradients that may be written to (one an op's backward
+    gave may be shared: `add` passes one gradient to both its inputs); the engine takes a
+    tensor out of `owned` when it visits it, as backward may then pass its gradient on. A dict
+    itself, so that the common steps (the first gradient for a tensor, taking it) are plain
+    dict operations."""
 
-    __slots__ = ("sums", "create_graph")
+    __slots__ = ("owned", "create_graph")
 
     def __init__(self, create_graph) -> None:
         super().__init__()
-        self.sums: set = set()
+        self.owned: set[Tensor] = set()
         self.create_graph = create_graph
 
     def add(self, tensor, grad) -> None:
         accumulated = self.get(tensor)
         if accumulated is None:
             self[tensor] = grad
-        elif accumulated in self.sums:
-            accumulated.data += grad.data
+        elif tensor in self.owned:
+            accumulated += grad  # in place; NumPy makes a new scalar from a 0-d sum, kept:
+            self[tensor] = accumulated
         else:
-            total = self[tensor] = _added(accumulated, grad, self.create_graph)
+            self[tensor] = accumulated + grad
             if not self.create_graph:
-                self.sums.add(total)
+                self.owned.add(tensor)
 
 
-
-def _added(accumulated, grad, create_graph):
-    """accumulated + grad as a new tensor: recorded when the pass is, else plain arrays."""
-    if create_graph:
-        return accumulated + grad
-    return Tensor._make(accumulated.data + grad.data, grad.backend)
-
-
-def _owned(grad, handed_out):
-    """A gradient a tensor's `.grad` can own: not a view, writable, not given to another
-    tensor in this pass (so editing one `.grad` in place, as optimizers and the distributed
-    reducer do, never changes another's)."""
-    data = grad.data
-    if grad in handed_out or not grad.backend.owns(data):
-        grad = Tensor._make(data.copy(), grad.backend)
-    handed_out.add(grad)
+def _owned(grad, backend, handed_out):
+    """A gradient array a tensor's `.grad` can own: not a view, writable, not given to
+    another tensor in this pass (so editing one `.grad` in place, as optimizers and the
+    distributed reducer do, never changes another's)."""
+    if id(grad) in handed_out or not backend.owns(grad):
+        grad = grad.copy()
+    handed_out.add(id(grad))
     return grad
 
 

@@ -25,6 +25,9 @@ SPIN_S = 0.02  # polling without a pause this long first
 SHORTEST_PAUSE_S = 5e-5
 LONGEST_PAUSE_S = 0.001
 DEFAULT_TIMEOUT_S = 600.0  # a collective's deadline unless the caller gives one
+# A rank's output travels to mpiexec through its launcher, and MPI_Abort ends the launchers
+# too: an aborting rank waits this long after printing so that its message is not lost.
+ABORT_DELIVERY_S = 1.0
 
 
 def wait_until(done, timeout_s, expired) -> None:
@@ -173,4 +176,5 @@ class MPICommunicator:
     def abort(self, message) -> None:
         """Print `message` on this rank's stderr and end every rank of the job."""
         print(f"error: {message}", file=sys.stderr, flush=True)
+        time.sleep(ABORT_DELIVERY_S)
         self.comm.Abort(1)

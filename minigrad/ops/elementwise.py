@@ -38,6 +38,8 @@ class Add(BinaryFunction):
         return (grad if a.requires_grad else None,
                 grad if b.requires_grad else None)
 
+    backward_arrays = backward  # the same on arrays
+
 
 @op(reference=np.subtract, spec=BINARY, summary="a - b",
     operators=("__sub__", "__rsub__"))
@@ -49,6 +51,8 @@ class Subtract(BinaryFunction):
         a, b = self.inputs
         return (grad if a.requires_grad else None,
                 -grad if b.requires_grad else None)
+
+    backward_arrays = backward  # the same operators on arrays
 
 
 @op(reference=np.multiply, spec=BINARY, summary="a * b",
@@ -62,6 +66,11 @@ class Multiply(BinaryFunction):
         return (grad * b if a.requires_grad else None,
                 grad * a if b.requires_grad else None)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        a, b = self.inputs
+        return (grad * b.data if a.requires_grad else None,
+                grad * a.data if b.requires_grad else None)
+
 
 @op(reference=np.divide, spec=InputSpec("elementwise", kinks=(0.0,)), summary="a / b",
     operators=("__truediv__", "__rtruediv__"))
@@ -74,6 +83,12 @@ class Divide(BinaryFunction):
         grad_a = grad / b
         return (grad_a if a.requires_grad else None,
                 -grad_a * a / b if b.requires_grad else None)
+
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        a, b = self.inputs
+        grad_a = grad / b.data
+        return (grad_a if a.requires_grad else None,
+                -grad_a * a.data / b.data if b.requires_grad else None)
 
 
 @op(reference=np.power, spec=InputSpec("elementwise", low=0.5, high=2.0), summary="a ** b",
@@ -156,6 +171,8 @@ class Negative(BuiltinFunction):
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (-grad,)
 
+    backward_arrays = backward  # the same operator on arrays
+
 
 @op(reference=np.exp, spec=InputSpec("unary"), summary="e ** x", method=True)
 class Exp(BuiltinFunction):
@@ -169,6 +186,9 @@ class Exp(BuiltinFunction):
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad * self.output(),)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return (grad * self.output().data,)
+
 
 @op(reference=np.log, spec=InputSpec("unary", **POSITIVE), summary="natural logarithm",
     method=True)
@@ -181,6 +201,9 @@ class Log(BuiltinFunction):
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad / self.inputs[0],)
+
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return (grad / self.inputs[0].data,)
 
 
 @op(reference=np.sqrt, spec=InputSpec("unary", **POSITIVE), summary="square root",
@@ -196,6 +219,9 @@ class Sqrt(BuiltinFunction):
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad / (2 * self.output()),)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return (grad / (2 * self.output().data),)
+
 
 @op(reference=np.tanh, spec=InputSpec("unary"), summary="hyperbolic tangent", method=True)
 class Tanh(BuiltinFunction):
@@ -209,6 +235,14 @@ class Tanh(BuiltinFunction):
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (TanhBackward.apply(grad, self.output()),)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return (tanh_derivative(grad, self.output().data),)
+
+
+def tanh_derivative(grad, y):
+    """grad · (1 - y²) on arrays, tanh's backward from its output y."""
+    return grad - grad * y * y  # NumPy is slower with a Python 1
+
 
 @op(reference=lambda grad, y: grad * (1 - y * y), spec=BINARY, namespace=None, internal=True,
     summary="grad · (1 - y²): tanh's backward")
@@ -219,8 +253,7 @@ class TanhBackward(BinaryFunction):
     name = "tanh_backward"
     float_only = True
 
-    def forward(self, grad, y) -> Any:
-        return grad - grad * y * y  # = grad · (1 - y²); NumPy is slower with a Python 1
+    forward = staticmethod(tanh_derivative)
 
     def backward(self, grad_of_grad: Tensor) -> tuple[Tensor | None, ...]:
         grad, y = self.inputs
@@ -242,6 +275,15 @@ class Sigmoid(BuiltinFunction):
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (SigmoidBackward.apply(grad, self.output()),)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        return (sigmoid_derivative(grad, self.output().data),)
+
+
+def sigmoid_derivative(grad, y):
+    """grad · y(1 - y) on arrays, sigmoid's backward from its output y."""
+    grad_y = grad * y
+    return grad_y - grad_y * y  # NumPy is slower with a Python 1
+
 
 @op(reference=lambda grad, y: grad * y * (1 - y), spec=BINARY, namespace=None, internal=True,
     summary="grad · y(1 - y): sigmoid's backward")
@@ -251,9 +293,7 @@ class SigmoidBackward(BinaryFunction):
     name = "sigmoid_backward"
     float_only = True
 
-    def forward(self, grad, y) -> Any:
-        grad_y = grad * y
-        return grad_y - grad_y * y  # = grad · y(1 - y); NumPy is slower with a Python 1
+    forward = staticmethod(sigmoid_derivative)
 
     def backward(self, grad_of_grad: Tensor) -> tuple[Tensor | None, ...]:
         grad, y = self.inputs

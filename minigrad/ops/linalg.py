@@ -33,6 +33,11 @@ class MatMul(BuiltinFunction):
         return (grad @ b.mT if a.requires_grad else None,
                 a.mT @ grad if b.requires_grad else None)
 
+    def backward_arrays(self, grad) -> tuple[Any, ...]:
+        a, b = self.inputs
+        return (grad @ b.data.swapaxes(-1, -2) if a.requires_grad else None,
+                a.data.swapaxes(-1, -2) @ grad if b.requires_grad else None)
+
 
 @op(functions=(MatMul, Reshape), reference=np.matmul, spec=InputSpec("matmul"),
     operators=("__matmul__", "__rmatmul__"),
