@@ -28,6 +28,8 @@ class Reshape(BuiltinFunction):
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad.reshape(self.inputs[0].shape),)
 
+    backward_arrays = backward  # the same method on arrays
+
 
 class Transpose(BuiltinFunction):
     """A permutation of the axes (NumPy's transpose: no axes = reverse them)."""
@@ -50,6 +52,8 @@ class Transpose(BuiltinFunction):
             inverse[axis % ndim] = position
         return (grad.transpose(tuple(inverse)),)
 
+    backward_arrays = backward  # the same method on arrays
+
 
 class BroadcastTo(BuiltinFunction):
     name = "broadcast_to"
@@ -63,6 +67,8 @@ class BroadcastTo(BuiltinFunction):
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad,)  # the engine sums it back to the input's shape
+
+    backward_arrays = backward
 
 
 @op(reference=lambda x, axis=None: np.flip(x, axis), spec=InputSpec("axes"), method=True,
