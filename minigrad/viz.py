@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .errors import GraphError
+
 if TYPE_CHECKING:
     from .tensor import Tensor
 
@@ -36,6 +38,10 @@ def to_dot(tensor: Tensor, name: str = "graph") -> str:
             style = "" if t.requires_grad else ", style=dashed"
             lines.append(f'  {me} [label="{_label(t, "leaf")}", shape=ellipse{style}];')
             continue
+        if fn.inputs is None:
+            raise GraphError(
+                f"to_dot: the graph was freed by backward (at op '{fn.name}'); draw it before "
+                "calling backward, or call backward(retain_graph=True)")
         lines.append(f'  {me} [label="{_label(t, fn.name)}", shape=box];')
         for parent in fn.inputs:
             lines.append(f"  {node_id(parent)} -> {me};")

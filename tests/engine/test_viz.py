@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.errors import GraphError
 from minigrad.viz import to_dot
 
 
@@ -29,6 +30,18 @@ def test_nodes_and_edges_of_a_known_graph():
     for label in ("multiply", "add", "sum", "(2, 3) float64", "(3,) float64", "() float64"):
         assert label in dot
     assert dot.startswith('digraph "graph" {') and dot.rstrip().endswith("}")
+
+
+def test_a_graph_freed_by_backward_is_refused_with_what_to_do():
+    loss = known_graph()
+    loss.backward()
+    with pytest.raises(GraphError, match=r"to_dot: the graph was freed by backward \(at op "
+                       r"'sum'\); draw it before calling backward, or call "
+                       r"backward\(retain_graph=True\)"):
+        to_dot(loss)
+    kept = known_graph()
+    kept.backward(retain_graph=True)
+    assert "multiply" in to_dot(kept)
 
 
 def test_graphviz_renders_it(tmp_path):
