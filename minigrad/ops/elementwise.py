@@ -239,7 +239,7 @@ class Tanh(BuiltinFunction):
         return (tanh_derivative(grad, self.output().data),)
 
 
-def tanh_derivative(grad, y):
+def tanh_derivative(grad: Any, y: Any) -> Any:
     """grad · (1 - y²) on arrays, tanh's backward from its output y."""
     return grad - grad * y * y  # NumPy is slower with a Python 1
 
@@ -279,7 +279,7 @@ class Sigmoid(BuiltinFunction):
         return (sigmoid_derivative(grad, self.output().data),)
 
 
-def sigmoid_derivative(grad, y):
+def sigmoid_derivative(grad: Any, y: Any) -> Any:
     """grad · y(1 - y) on arrays, sigmoid's backward from its output y."""
     grad_y = grad * y
     return grad_y - grad_y * y  # NumPy is slower with a Python 1
