@@ -234,7 +234,7 @@ def _subclasses(cls):
 class OpMeter:
     """While active (`with OpMeter(read, settle) as meter:`), how much `read()` (a tuple of
     numbers: the clock; or the CuPy stand-in's launch and synchronization counts) grows over
-    every minigrad op, by name: its forward (`Function.apply`) and its backward (the
+    every minigrad op, by name: its forward (its class's `apply`) and its backward (the
     `backward` or `backward_arrays` method of its Function subclass); `settle()` runs after
     each op, before the reading (the device's synchronize, for times). The engine is not
     edited: the methods are wrapped in this process and restored on exit.
@@ -271,19 +271,20 @@ class OpMeter:
         from minigrad.autograd import Function
 
         meter = self
-        original_apply = Function.__dict__["apply"].__func__
 
-        def apply(cls, *inputs, **params):
-            return meter.measured("forward", cls.name, original_apply, cls, *inputs, **params)
+        def measured_apply(name, original):
+            def apply(*inputs, **params):
+                return meter.measured("forward", name, original, *inputs, **params)
+            return staticmethod(apply)
 
         def measured_backward(original):
             def backward(fn, grad):
                 return meter.measured("backward", fn.name, original, fn, grad)
             return backward
 
-        self.restore.append((Function, "apply", Function.__dict__["apply"]))
-        Function.apply = classmethod(apply)
         for cls in _subclasses(Function):
+            self.restore.append((cls, "apply", vars(cls)["apply"]))  # bound to each class
+            cls.apply = measured_apply(cls.name, vars(cls)["apply"])
             for name in ("backward", "backward_arrays"):  # the engine calls one of the two
                 if name in vars(cls):  # subclasses that inherit it are measured through it
                     self.restore.append((cls, name, vars(cls)[name]))

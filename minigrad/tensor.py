@@ -80,6 +80,7 @@ class Tensor(TensorMethods):
     __slots__ = ("data", "backend", "requires_grad", "grad", "grad_fn", "_retains_grad",
                  "_hooks", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to Tensor's operators (ndarray * Tensor)
+    grad_fn: Any  # the Function that made it; None for a leaf
     # autograd.backward, set by minigrad/__init__.py: backward(gradient=None,
     # retain_graph=False, create_graph=False) accumulates d(self)/d(leaf) into every leaf's
     # `.grad`

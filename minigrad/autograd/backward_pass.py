@@ -1,7 +1,7 @@
 """The backward pass: seed the roots, then visit the graph newest op first (a heap of the
 tensors that have a gradient waiting, keyed by their op's creation number), each op's
 gradients summed back to its inputs' shapes and summed over their consumers
-(`_PendingGradients`); with `inputs`, only what reaches them. `Tensor.backward` and `grad`
+(`_visit`'s `pending`); with `inputs`, only what reaches them. `Tensor.backward` and `grad`
 run it.
 
 A pass that is recorded (`create_graph`) carries its gradients as Tensors and calls each
@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import AnomalyError, GraphError, ShapeError
 from ..tensor import Tensor
 from .function import _all_finite, _make_tensor
-from .grad_mode import _GradMode
+from .grad_mode import switches
 
 
 def run_backward(roots, gradients, retain_graph=False, create_graph=False,
@@ -36,20 +36,19 @@ def run_backward(roots, gradients, retain_graph=False, create_graph=False,
     if inputs is not None:
         wanted = set(inputs)
         useful = _leading_to(_backward_order(roots), wanted)
-    previous_mode, anomaly = _GradMode.enabled, _GradMode.anomaly
-    _GradMode.enabled = create_graph
-    _GradMode.anomaly = False  # the ops inside a backward are checked as that op's backward
+    previous_mode, anomaly = switches.enabled, switches.anomaly
+    switches.enabled = create_graph
+    switches.anomaly = False  # the ops inside a backward are checked as that op's backward
     try:
-        found = _visit(roots, seeds, _PendingGradients(create_graph), wanted, useful,
-                       retain_graph, anomaly)
+        found = _visit(roots, seeds, create_graph, wanted, useful, retain_graph, anomaly)
     finally:
-        _GradMode.enabled, _GradMode.anomaly = previous_mode, anomaly
+        switches.enabled, switches.anomaly = previous_mode, anomaly
     if create_graph:
         return found
     return {tensor: _make_tensor(grad, tensor.backend) for tensor, grad in found.items()}
 
 
-def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
+def _visit(roots, seeds, create_graph, wanted, useful, retain_graph, anomaly):
     """Each tensor with a gradient waiting, newest op first (so every consumer of a tensor is
     visited before it: ops are numbered as they are created), the leaves last: its summed
     gradient through its hooks, delivered (to `.grad`, or to the result when `wanted`), then
@@ -57,8 +56,17 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
     shape; then, unless `retain_graph`, the op lets go of its inputs, so that the graph above
     it, and what its ops saved, is freed once nothing else holds it (the roots' ops drop what
     they saved at the end). The hot loop of the engine: the common steps are written out, the
-    others are calls."""
+    others are calls.
+
+    `pending` maps a tensor to the gradient flowing into it (an array, or a Tensor when the
+    pass is recorded), summed over its consumers, until it is visited. When the pass is
+    recorded, sums are `add` ops. Otherwise they are array sums, and from the third consumer on
+    the gradient is added in place into the sum made for the second, which is kept in a
+    `_Sum` to tell it from a gradient an op's backward gave: that one may be shared (`add`
+    passes one gradient to both its inputs) and is never written to."""
     found: dict = {}
+    pending: dict = {}
+    on_arrays = not create_graph
     handed_out: set[int] = set()  # the ids of the arrays given to a `.grad` in this pass
     # heap of (-op number, tensor) for the tensors ops made; an op makes one tensor, so no two
     # entries have the same number (the tensors themselves are never compared)
@@ -67,17 +75,16 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
     for root, seed in zip(roots, seeds):
         if useful is not None and root not in useful:
             continue
-        if root in pending:
-            pending.add(root, seed)
+        if root in pending:  # a root given twice
+            pending[root] = pending[root] + seed
         else:
             pending[root] = seed
             _wait(root, waiting, leaves)
-    owned, on_arrays = pending.owned, not pending.create_graph
     while waiting:
         tensor = heappop(waiting)[1]
         grad = pending.pop(tensor)
-        if owned:
-            owned.discard(tensor)  # from here on its sum may be shared: backward passes it on
+        if type(grad) is _Sum:
+            grad = grad.array  # from here on it may be shared: backward passes it on
         fn = tensor.grad_fn
         if fn.inputs is None:
             raise _freed(fn)
@@ -91,12 +98,7 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
                 found[tensor] = grad
         elif tensor._retains_grad:
             _deliver(tensor, grad, on_arrays, handed_out)
-        if not on_arrays:
-            grads = fn.backward(grad)
-        elif fn.has_backward_arrays:
-            grads = fn.backward_arrays(grad)
-        else:
-            grads = _as_arrays(fn.backward(_make_tensor(grad, backend)))
+        grads = fn.backward_arrays(grad) if on_arrays else fn.backward(grad)
         for parent, parent_grad in zip(fn.inputs, grads):
             if parent_grad is None or not parent.requires_grad:
                 continue
@@ -104,8 +106,14 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
                 parent_grad = unbroadcast(parent_grad, parent.data.shape, fn.name)
             if anomaly:
                 _check_backward_finite(fn, parent, parent_grad)
-            if parent in pending:
-                pending.add(parent, parent_grad)
+            accumulated = pending.get(parent)
+            if accumulated is not None:  # a later consumer's: summed
+                if type(accumulated) is _Sum:
+                    accumulated.array += parent_grad
+                elif on_arrays:
+                    pending[parent] = _Sum(accumulated + parent_grad)
+                else:
+                    pending[parent] = accumulated + parent_grad
             elif useful is None or parent in useful:  # the first gradient, stored as it is
                 pending[parent] = parent_grad
                 parent_fn = parent.grad_fn
@@ -119,7 +127,8 @@ def _visit(roots, seeds, pending, wanted, useful, retain_graph, anomaly):
         _release_roots(roots)
     for leaf in leaves:
         grad = pending.pop(leaf)
-        owned.discard(leaf)
+        if type(grad) is _Sum:
+            grad = grad.array
         if leaf.backend.activate is not None:
             leaf.backend.activate()
         if leaf._hooks:
@@ -157,14 +166,6 @@ def _freed(fn):
         f"backward through a graph that was already freed (at op '{fn.name}'): call "
         "backward(retain_graph=True) the first time if you need to go backward through the "
         "same graph again")
-
-
-def _as_arrays(grads):
-    """What an op's backward returned (a Tensor, or one Tensor or None per input) as arrays:
-    for an op without backward_arrays in a pass that is not recorded."""
-    if isinstance(grads, Tensor):
-        return (grads.data,)
-    return [None if grad is None else grad.data for grad in grads]
 
 
 def _seed(root, gradient):
@@ -281,37 +282,15 @@ def unbroadcast(grad, shape, name) -> Tensor:
     return summed.reshape(shape)
 
 
-class _PendingGradients(dict):
-    """tensor -> the gradient flowing into it (an array, or a Tensor when the pass is
-    recorded), summed over its consumers, until it is visited.
+class _Sum:
+    """A sum of gradients that a backward pass made and that nothing else holds: the pass adds
+    later gradients into it in place (NumPy gives a new scalar for a 0-d array: `+=` on the
+    attribute stores it)."""
 
-    When the pass is recorded (`create_graph`), sums are `add` ops. Otherwise they are array
-    sums, and from the third consumer on the gradient is added in place into the sum made for
-    the second: `owned` holds the tensors whose waiting gradient is such a sum, made here and
-    referenced nowhere else, the only gradients that may be written to (one an op's backward
-    gave may be shared: `add` passes one gradient to both its inputs); the engine takes a
-    tensor out of `owned` when it visits it, as backward may then pass its gradient on. A dict
-    itself, so that the common steps (the first gradient for a tensor, taking it) are plain
-    dict operations."""
+    __slots__ = ("array",)
 
-    __slots__ = ("owned", "create_graph")
-
-    def __init__(self, create_graph) -> None:
-        super().__init__()
-        self.owned: set[Tensor] = set()
-        self.create_graph = create_graph
-
-    def add(self, tensor, grad) -> None:
-        accumulated = self.get(tensor)
-        if accumulated is None:
-            self[tensor] = grad
-        elif tensor in self.owned:
-            accumulated += grad  # in place; NumPy makes a new scalar from a 0-d sum, kept:
-            self[tensor] = accumulated
-        else:
-            self[tensor] = accumulated + grad
-            if not self.create_graph:
-                self.owned.add(tensor)
+    def __init__(self, array) -> None:
+        self.array = array
 
 
 def _owned(grad, backend, handed_out):

@@ -10,11 +10,13 @@ import operator
 import traceback
 import weakref
 from collections.abc import Callable
+from types import MethodType
 from typing import Any
 
+from ..backend import backend_of_array
 from ..errors import AnomalyError, DeviceError, DTypeError, OpDefinitionError
 from ..tensor import Tensor, ensure_tensor
-from .grad_mode import _GradMode
+from .grad_mode import switches
 
 _sequence = itertools.count()  # creation numbers of recorded ops: a topological order
 _data = operator.attrgetter("data")
@@ -38,7 +40,10 @@ class Function:
 
     Subclasses define:
       forward(self, *arrays, **params) -> array   computes with `self.xp`; keeps on `self`
-                                                   only what backward needs
+                                                   only what backward needs (and sets
+                                                   `self.backend` to the backend of the array
+                                                   it returns if that is not its inputs',
+                                                   as `to_device` does)
       backward(self, grad) -> tuple               one Tensor (or None) per input, of its
                                                    input's shape or one it broadcasts to,
                                                    written in Tensor ops (differentiable
@@ -48,7 +53,8 @@ class Function:
       backward_arrays(self, grad) -> tuple        the same gradients on arrays (`grad` an
                                                    array; one array or None per input): the
                                                    engine calls it instead of `backward` when
-                                                   the backward pass is not recorded
+                                                   the backward pass is not recorded (the
+                                                   default calls `backward` on a Tensor)
       recompute(self)                             forward's values that `backward` reads, again
                                                    in Tensor ops from `self.inputs` (forward's
                                                    own arrays are not in the graph)
@@ -77,7 +83,6 @@ class Function:
     creates_nonfinite = False
     numbers_as_inputs = False
     checked = True
-    has_backward_arrays = False  # set for each class: whether it defines backward_arrays
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -86,9 +91,15 @@ class Function:
                 f"{cls.__name__}: a Function defines no __init__ (apply makes one object per "
                 "call without running it); take parameters as keyword arguments of forward "
                 "and keep what backward needs on self there")
+        if "apply" in cls.__dict__:
+            raise OpDefinitionError(
+                f"{cls.__name__}: a Function defines no apply (the engine's, bound to each op "
+                "class); do the op's work in forward, or wrap MyOp.apply in a function")
         if "name" not in cls.__dict__:
             cls.name = cls.__name__  # shown in errors, graphs and the op table
-        cls.has_backward_arrays = cls.backward_arrays is not Function.backward_arrays
+        # `apply` bound to this class once, here: through the classmethod, every call would
+        # first make a bound method, and every op of every pass is such a call
+        cls.apply = MethodType(_apply, cls)  # type: ignore[method-assign]
         if cls.checked:
             for name, checking in (("forward", _checking_forward),
                                    ("backward", _checking_backward),
@@ -107,17 +118,18 @@ class Function:
         backend = None
         requires_grad = False
         float_only = cls.float_only
-        for tensor in inputs:
-            if not isinstance(tensor, Tensor):
-                return cls.apply(*_tensor_inputs(cls, inputs), **params)
-            if tensor.backend is not backend:
-                if backend is not None:
-                    raise _device_error(cls, inputs)
-                backend = tensor.backend
-            if tensor.requires_grad:
-                requires_grad = True
-            if float_only and tensor.data.dtype.kind != "f":
-                raise _not_floating(cls, tensor)
+        try:
+            for tensor in inputs:
+                if tensor.backend is not backend:
+                    if backend is not None:
+                        raise _device_error(cls, inputs)
+                    backend = tensor.backend
+                if tensor.requires_grad:
+                    requires_grad = True
+                if float_only and tensor.data.dtype.kind != "f":
+                    raise _not_floating(cls, tensor)
+        except AttributeError:  # a number or an array, not a Tensor (no isinstance per input)
+            return cls.apply(*_tensor_inputs(cls, inputs), **params)
         if backend is None:
             raise OpDefinitionError(f"{cls.name}: apply was called without a Tensor input; "
                                     "pass the tensors positionally, parameters by keyword")
@@ -137,16 +149,25 @@ class Function:
         except ValueError:
             fn.explain_failure(*map(_data, inputs))
             raise
-        if _GradMode.anomaly:
+        if switches.anomaly:
             _check_forward_finite(fn, data, inputs)
-        if requires_grad and _GradMode.enabled:
+        out = _new(Tensor)  # Tensor._make, written out
+        out.data = data
+        out.backend = fn.backend  # the inputs', unless forward moved it (`to_device`)
+        out.grad = None
+        out._retains_grad = False
+        out._hooks = None
+        if requires_grad and switches.enabled:
             fn.inputs = inputs
             fn.sequence = next(_sequence)
-            out = _make_tensor(data, backend, True, fn)
+            out.requires_grad = True
+            out.grad_fn = fn
             if cls.needs_output:
                 fn.output = weakref.ref(out)
-            return out
-        return _make_tensor(data, backend, False, None)
+        else:
+            out.requires_grad = False
+            out.grad_fn = None
+        return out
 
     def forward(self, *arrays: Any, **params: Any) -> Any:
         raise NotImplementedError
@@ -165,7 +186,13 @@ class Function:
         the shapes, where the op can tell what was wrong (else the original error stands)."""
 
     def backward_arrays(self, grad: Any) -> tuple[Any, ...]:
-        raise NotImplementedError
+        """`backward` on `grad` made a Tensor, its gradients taken back as arrays: for an op
+        that does not write its gradients on arrays (a gradient is made on its output's
+        device, which `to_device`'s input is not on)."""
+        grads = self.backward(Tensor._make(grad, backend_of_array(grad)))
+        if isinstance(grads, Tensor):
+            return (grads.data,)
+        return tuple(None if grad is None else grad.data for grad in grads)
 
     def recompute(self) -> Any:
         raise NotImplementedError
@@ -173,6 +200,9 @@ class Function:
     def constant(self, array) -> Tensor:
         """An array as a Tensor outside the graph (masks, counts)."""
         return Tensor._make(array, self.backend)
+
+
+_apply = vars(Function)["apply"].__func__  # the function that Function's classmethod wraps
 
 
 class BuiltinFunction(Function):

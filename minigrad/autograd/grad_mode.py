@@ -1,5 +1,5 @@
 """Grad mode: whether ops record the graph (`no_grad`, `enable_grad`), and anomaly detection
-(`detect_anomaly`); read on every op, so kept as class attributes of `_GradMode`."""
+(`detect_anomaly`); read on every op, so kept as the two slots of one object, `switches`."""
 
 from __future__ import annotations
 
@@ -11,20 +11,27 @@ _R = TypeVar("_R")  # and its result
 
 
 class _GradMode:
-    """Global switches read on every op (a class attribute lookup is the cheapest read)."""
+    """The global switches every op reads: an instance's slots, the cheapest attributes to
+    read (a class attribute is looked up through the class's dictionaries each time)."""
 
-    enabled = True
-    anomaly = False
+    __slots__ = ("enabled", "anomaly")
+
+    def __init__(self) -> None:
+        self.enabled = True
+        self.anomaly = False
+
+
+switches = _GradMode()
 
 
 def is_grad_enabled() -> bool:
-    return _GradMode.enabled
+    return switches.enabled
 
 
 def is_anomaly_enabled() -> bool:
     """Whether `detect_anomaly` is on: also the mode in which checks that would make a GPU
     wait (ids in range) run on the GPU."""
-    return _GradMode.anomaly
+    return switches.anomaly
 
 
 class _GradModeContext:
@@ -33,11 +40,11 @@ class _GradModeContext:
     mode = True
 
     def __enter__(self) -> None:
-        self.previous = _GradMode.enabled
-        _GradMode.enabled = self.mode
+        self.previous = switches.enabled
+        switches.enabled = self.mode
 
     def __exit__(self, *exc) -> None:
-        _GradMode.enabled = self.previous
+        switches.enabled = self.previous
 
     def __call__(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
         def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -68,8 +75,8 @@ class detect_anomaly:
     host each, which a GPU step otherwise never makes)."""
 
     def __enter__(self) -> None:
-        self.previous = _GradMode.anomaly
-        _GradMode.anomaly = True
+        self.previous = switches.anomaly
+        switches.anomaly = True
 
     def __exit__(self, *exc) -> None:
-        _GradMode.anomaly = self.previous
+        switches.anomaly = self.previous

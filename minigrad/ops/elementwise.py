@@ -178,16 +178,19 @@ class Negative(BuiltinFunction):
 class Exp(BuiltinFunction):
     name = "exp"
     float_only = True
-    needs_output = True
 
     def forward(self, x) -> Any:
-        return self.xp.exp(x)
+        y = self.y = self.xp.exp(x)  # the output, which the gradient is made of
+        return y
+
+    def recompute(self) -> Tensor:
+        return self.inputs[0].exp()
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        return (grad * self.output(),)
+        return (grad * self.recompute(),)
 
     def backward_arrays(self, grad) -> tuple[Any, ...]:
-        return (grad * self.output().data,)
+        return (grad * self.y,)
 
 
 @op(reference=np.log, spec=InputSpec("unary", **POSITIVE), summary="natural logarithm",
@@ -211,32 +214,38 @@ class Log(BuiltinFunction):
 class Sqrt(BuiltinFunction):
     name = "sqrt"
     float_only = True
-    needs_output = True
 
     def forward(self, x) -> Any:
-        return self.xp.sqrt(x)
+        y = self.y = self.xp.sqrt(x)  # the output, which the gradient is made of
+        return y
+
+    def recompute(self) -> Tensor:
+        return self.inputs[0].sqrt()
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        return (grad / (2 * self.output()),)
+        return (grad / (2 * self.recompute()),)
 
     def backward_arrays(self, grad) -> tuple[Any, ...]:
-        return (grad / (2 * self.output().data),)
+        return (grad / (2 * self.y),)
 
 
 @op(reference=np.tanh, spec=InputSpec("unary"), summary="hyperbolic tangent", method=True)
 class Tanh(BuiltinFunction):
     name = "tanh"
     float_only = True
-    needs_output = True
 
     def forward(self, x) -> Any:
-        return self.xp.tanh(x)
+        y = self.y = self.xp.tanh(x)  # the output, which the gradient is made of
+        return y
+
+    def recompute(self) -> Tensor:
+        return self.inputs[0].tanh()
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        return (TanhBackward.apply(grad, self.output()),)
+        return (TanhBackward.apply(grad, self.recompute()),)
 
     def backward_arrays(self, grad) -> tuple[Any, ...]:
-        return (tanh_derivative(grad, self.output().data),)
+        return (tanh_derivative(grad, self.y),)
 
 
 def tanh_derivative(grad: Any, y: Any) -> Any:
@@ -265,18 +274,22 @@ class TanhBackward(BinaryFunction):
 class Sigmoid(BuiltinFunction):
     name = "sigmoid"
     float_only = True
-    needs_output = True
 
     def forward(self, x) -> Any:
         # 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) for x < 0: neither overflows
         e = self.xp.exp(-self.xp.abs(x))
-        return self.xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        y = self.xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        self.y = y  # the output, which the gradient is made of
+        return y
+
+    def recompute(self) -> Tensor:
+        return self.inputs[0].sigmoid()
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        return (SigmoidBackward.apply(grad, self.output()),)
+        return (SigmoidBackward.apply(grad, self.recompute()),)
 
     def backward_arrays(self, grad) -> tuple[Any, ...]:
-        return (sigmoid_derivative(grad, self.output().data),)
+        return (sigmoid_derivative(grad, self.y),)
 
 
 def sigmoid_derivative(grad: Any, y: Any) -> Any:

@@ -118,14 +118,9 @@ class ToDevice(BuiltinFunction):
 
     name = "to_device"
 
-    @classmethod
-    def apply(cls, x, device=None) -> Tensor:
-        out = super().apply(x, device=device)
-        out.backend = get_backend(device)
-        return out
-
     def forward(self, x, device=None) -> Any:
-        return get_backend(device).from_host(self.backend.to_host(x))
+        source, self.backend = self.backend, get_backend(device)  # the output's backend
+        return self.backend.from_host(source.to_host(x))
 
     def backward(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         return (grad.to(self.inputs[0].device),)

@@ -236,6 +236,30 @@ def test_a_function_defining_init_is_refused_where_it_is_defined():
                 self.factor = factor
 
 
+def test_a_function_defining_apply_is_refused_and_each_op_class_has_its_own():
+    with pytest.raises(OpDefinitionError, match=r"^Doubled: a Function defines no apply .*"
+                                                r"wrap MyOp.apply in a function$"):
+        class Doubled(mg.Function):
+            @classmethod
+            def apply(cls, x):
+                return super().apply(x * 2)
+
+    class Twice(mg.Function):
+        def forward(self, x):
+            return 2 * x
+
+        def backward(self, grad):
+            return (2 * grad,)
+
+    class Thrice(Twice):  # a subclass runs its own forward, as it would with a classmethod
+        def forward(self, x):
+            return 3 * x
+
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    assert Twice.apply(x).tolist() == [2.0, 4.0] and Thrice.apply(x).tolist() == [3.0, 6.0]
+    assert type(Thrice.apply(x).grad_fn) is Thrice
+
+
 class Cube(mg.Function):
     """x³, with both backwards: each call noted, so a test sees which one the engine chose."""
 
