@@ -296,9 +296,10 @@ class _Sum:
 def _owned(grad, backend, handed_out):
     """A gradient array a tensor's `.grad` can own: not a view, writable, not given to
     another tensor in this pass (so editing one `.grad` in place, as optimizers and the
-    distributed reducer do, never changes another's)."""
+    distributed reducer do, never changes another's): a copy where it is not, which also
+    makes a NumPy scalar (what NumPy's arithmetic gives on 0-d arrays) a 0-d array."""
     if id(grad) in handed_out or not backend.owns(grad):
-        grad = grad.copy()
+        grad = backend.xp.array(grad)
     handed_out.add(id(grad))
     return grad
 

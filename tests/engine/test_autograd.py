@@ -158,6 +158,31 @@ def test_gradients_summed_in_place_never_change_a_shared_gradient():
     np.testing.assert_array_equal(x.grad.numpy(), [11.0, 11.0])
 
 
+def test_a_0d_gradient_summed_over_consumers_is_a_writable_array():
+    """NumPy's arithmetic on 0-d arrays gives scalars; `.grad` holds an array all the same,
+    which an optimizer can edit in place."""
+    x = leaf(2.0)
+    y = x * 1
+    (y * 2 + y * 3 + y * 4 + y * 5).backward()
+    assert isinstance(x.grad.data, np.ndarray) and x.grad.shape == ()
+    x.grad.data[...] = 0.0
+    assert x.grad.item() == 0.0
+
+
+def test_an_ops_output_is_made_as_tensor_make_makes_a_tensor():
+    """`Function.apply` writes `Tensor._make` out (the hot path): every slot set alike."""
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    for out in (x * 2, mg.Tensor._make(x.data, x.backend, True, (x * 2).grad_fn)):
+        for slot in set(mg.Tensor.__slots__) - {"__weakref__"}:
+            assert hasattr(out, slot), slot
+        assert (out.grad, out._retains_grad, out._hooks, out.requires_grad) == (
+            None, False, None, True)
+        assert out.backend is x.backend and out.grad_fn is not None
+    with mg.no_grad():
+        out = x * 2
+    assert out.requires_grad is False and out.grad_fn is None
+
+
 def test_an_op_given_numbers_and_arrays_makes_them_constants_beside_its_tensor():
     x = leaf([1.0, 2.0])
     y = 2 - x * np.array([3.0, 4.0]) / 2
